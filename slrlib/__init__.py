@@ -1,0 +1,77 @@
+"""slrlib: single-location regression, the library behind the book.
+
+Marion, Berthier, Biau & Boyer, *Attention layers provably solve single-location
+regression*, ICLR 2025. Modules (one concern each):
+
+* :mod:`slrlib.task` — the task SLR(k*, v*) and its sampler;
+* :mod:`slrlib.gaussian` — Gaussian expectations of erf, ζ(t, s) in closed form;
+* :mod:`slrlib.predictors` — oracle, softmax and erf attention, linear, Bayes;
+* :mod:`slrlib.risk` — closed-form risks (Theorem 1, Lemma 6, Proposition 3) and Monte Carlo;
+* :mod:`slrlib.widgets` — sliders, live and kernel-free;
+* :mod:`slrlib.plots` — one function per figure of the book.
+
+Importing ``slrlib`` switches JAX to float64 (``jax_enable_x64``): the closed forms are
+compared with simulations and plotted on log scales, where float32 is not enough.
+"""
+
+import jax as _jax
+
+_jax.config.update("jax_enable_x64", True)
+
+from slrlib import gaussian, predictors, risk, task, widgets  # noqa: E402
+from slrlib.gaussian import zeta  # noqa: E402
+from slrlib.predictors import (  # noqa: E402
+    bayes_posterior,
+    bayes_predictor,
+    best_linear_weights,
+    erf_attention,
+    hard_oracle,
+    linear_predictor,
+    softmax_attention,
+)
+from slrlib.risk import (  # noqa: E402
+    MonteCarloEstimate,
+    Overlaps,
+    linear_risk,
+    manifold_risk,
+    monte_carlo_risk,
+    null_risk,
+    oracle_risk,
+    overlaps,
+    population_risk,
+    risk_from_overlaps,
+)
+from slrlib.task import Sample, SLRTask  # noqa: E402
+from slrlib.widgets import Slider, slider_figure  # noqa: E402
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "SLRTask",
+    "Sample",
+    "zeta",
+    "hard_oracle",
+    "softmax_attention",
+    "erf_attention",
+    "linear_predictor",
+    "best_linear_weights",
+    "bayes_posterior",
+    "bayes_predictor",
+    "Overlaps",
+    "overlaps",
+    "risk_from_overlaps",
+    "population_risk",
+    "manifold_risk",
+    "oracle_risk",
+    "null_risk",
+    "linear_risk",
+    "MonteCarloEstimate",
+    "monte_carlo_risk",
+    "Slider",
+    "slider_figure",
+    "gaussian",
+    "predictors",
+    "risk",
+    "task",
+    "widgets",
+]

@@ -1,0 +1,216 @@
+r"""The single-location regression task (Section 2 of Marion et al., 2025).
+
+A sequence of :math:`L` tokens :math:`X_1, \dots, X_L \in \mathbb R^d` hides one relevant
+token at a random position :math:`J_0 \sim \pi`. Given :math:`J_0`, tokens are independent,
+
+.. math::
+
+    X_{J_0} \sim \mathcal N\big(\sqrt{d/2}\, k^\star,\ \gamma^2 I_d\big), \qquad
+    X_\ell \sim \mathcal N(0, I_d)\ (\ell \ne J_0), \qquad
+    Y = X_{J_0}^\top v^\star + \xi,
+
+with :math:`\xi \sim \mathcal N(0, \varepsilon^2)` independent of the rest,
+:math:`\|k^\star\| = \|v^\star\| = 1` and :math:`k^\star \perp v^\star` (Assumption 1).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import partial
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from slrlib._validation import (
+    as_float_array,
+    check_finite,
+    check_key,
+    check_last_dim,
+    check_orthogonal,
+    check_positive_int,
+    check_real_scalar,
+    check_shape,
+    check_unit_norm,
+)
+
+__all__ = ["SLRTask", "Sample", "check_directions"]
+
+
+class Sample(NamedTuple):
+    """``n`` draws of the task: tokens ``X`` (n, L, d), outputs ``y`` (n,), positions ``J0`` (n,)."""
+
+    X: jax.Array
+    y: jax.Array
+    J0: jax.Array
+
+
+def check_directions(k_star, v_star, d: int):
+    """Validate the oracle directions: shape (d,), finite, unit norm, orthogonal (Assumption 1).
+
+    Returns them as float arrays.
+    """
+    k_star = as_float_array(k_star, "k_star")
+    v_star = as_float_array(v_star, "v_star")
+    check_shape(k_star, "k_star", (d,))
+    check_shape(v_star, "v_star", (d,))
+    check_finite(k_star, "k_star")
+    check_finite(v_star, "v_star")
+    check_unit_norm(k_star, "k_star")
+    check_unit_norm(v_star, "v_star")
+    check_orthogonal(k_star, v_star, "k_star", "v_star")
+    return k_star, v_star
+
+
+@dataclass(frozen=True)
+class SLRTask:
+    r"""Parameters of the single-location regression task SLR(k*, v*).
+
+    Immutable and hashable (so it can be a static argument of ``jax.jit``). The oracle
+    directions are not part of the task: draw them with :meth:`oracle_directions` and pass
+    them explicitly, as the risk functions do.
+
+    Parameters
+    ----------
+    d : int
+        Token dimension, ``d >= 2`` (two orthogonal unit directions must fit).
+    L : int
+        Sequence length, ``L >= 1``.
+    gamma : float
+        Standard deviation of the relevant token around its mean, ``> 0``. The default
+        :math:`\sqrt{1/2}` makes every token's expected squared norm equal to ``d``.
+    eps : float
+        Standard deviation of the output noise :math:`\xi`, ``>= 0``.
+    probs : sequence of float or None
+        Law :math:`\pi` of :math:`J_0`: ``L`` non-negative numbers summing to 1.
+        ``None`` (default) means uniform.
+    """
+
+    d: int
+    L: int
+    gamma: float = math.sqrt(0.5)
+    eps: float = 0.0
+    probs: tuple[float, ...] | None = field(default=None)
+
+    def __post_init__(self):
+        d = check_positive_int(self.d, "d")
+        if d < 2:
+            raise ValueError(f"d must be >= 2 (k* and v* must be orthogonal unit vectors), got {d}")
+        L = check_positive_int(self.L, "L")
+        gamma = check_real_scalar(self.gamma, "gamma", minimum=0.0, strict=True)
+        eps = check_real_scalar(self.eps, "eps", minimum=0.0)
+        probs = self.probs
+        if probs is not None:
+            arr = np.asarray(probs, dtype=float) if _is_numeric_sequence(probs) else None
+            if arr is None or arr.ndim != 1 or arr.shape[0] != L:
+                raise ValueError(
+                    f"probs must be a probability vector of length L = {L}, got {probs!r}"
+                )
+            if not np.all(np.isfinite(arr)):
+                raise ValueError(f"probs must be finite, got {probs!r}")
+            if np.any(arr < 0):
+                raise ValueError(f"probs must be non-negative, got {probs!r}")
+            if abs(arr.sum() - 1.0) > 1e-9:
+                raise ValueError(f"probs must sum to 1, got sum {arr.sum()!r} for {probs!r}")
+            probs = tuple(float(p) for p in arr / arr.sum())
+        object.__setattr__(self, "d", d)
+        object.__setattr__(self, "L", L)
+        object.__setattr__(self, "gamma", gamma)
+        object.__setattr__(self, "eps", eps)
+        object.__setattr__(self, "probs", probs)
+
+    # ------------------------------------------------------------------ derived
+    @property
+    def q(self) -> float:
+        r"""Norm of the relevant token's mean, :math:`\sqrt{d/2}`."""
+        return math.sqrt(self.d / 2.0)
+
+    @property
+    def pi(self) -> jax.Array:
+        r"""The law :math:`\pi` of :math:`J_0` as an array of shape (L,)."""
+        if self.probs is None:
+            return jnp.full((self.L,), 1.0 / self.L)
+        return jnp.asarray(self.probs)
+
+    @property
+    def is_uniform(self) -> bool:
+        """Whether :math:`J_0` is uniform on ``{1, ..., L}``."""
+        return self.probs is None or bool(np.allclose(self.probs, 1.0 / self.L, rtol=0, atol=1e-15))
+
+    def replace(self, **changes) -> "SLRTask":
+        """A copy with some parameters changed (validated again)."""
+        params = {"d": self.d, "L": self.L, "gamma": self.gamma, "eps": self.eps, "probs": self.probs}
+        params.update(changes)
+        return SLRTask(**params)
+
+    # ------------------------------------------------------------------ sampling
+    def oracle_directions(self, key) -> tuple[jax.Array, jax.Array]:
+        r"""Draw :math:`(k^\star, v^\star)` as in the paper's experiments.
+
+        :math:`k^\star` uniform on the sphere :math:`\mathbb S^{d-1}`; :math:`v^\star` uniform,
+        orthogonalised against :math:`k^\star` and normalised, so Assumption 1 holds
+        (:math:`v^\star` is then uniform on the sphere of :math:`k^{\star\perp}`).
+        """
+        key = check_key(key)
+        return _oracle_directions(key, self.d)
+
+    def sample(self, key, n: int, k_star, v_star) -> Sample:
+        r"""Draw ``n`` independent samples :math:`(\mathbb X, Y, J_0)`.
+
+        Returns a :class:`Sample` with ``X`` of shape (n, L, d), ``y`` (n,) and ``J0`` (n,)
+        (0-based positions). The same key gives the same sample.
+        """
+        key = check_key(key)
+        n = check_positive_int(n, "n")
+        k_star, v_star = check_directions(k_star, v_star, self.d)
+        return _sample(key, n, k_star, v_star, self)
+
+    def check_directions(self, k_star, v_star):
+        """Validate ``(k_star, v_star)`` for this task (see :func:`check_directions`)."""
+        return check_directions(k_star, v_star, self.d)
+
+    def check_parameter_vector(self, x, name: str):
+        """Validate a trainable direction (``k`` or ``v``): shape (..., d), finite, unit norm."""
+        x = as_float_array(x, name)
+        check_last_dim(x, name, self.d)
+        check_finite(x, name)
+        check_unit_norm(x, name)
+        return x
+
+
+def _is_numeric_sequence(obj) -> bool:
+    try:
+        arr = np.asarray(obj)
+    except Exception:
+        return False
+    return arr.dtype.kind in "biuf" and arr.dtype.kind != "b"
+
+
+@partial(jax.jit, static_argnums=(1,))
+def _oracle_directions(key, d):
+    k_key, v_key = jax.random.split(key)
+    k = jax.random.normal(k_key, (d,))
+    k = k / jnp.linalg.norm(k)
+    v = jax.random.normal(v_key, (d,))
+    v = v - jnp.dot(v, k) * k
+    v = v / jnp.linalg.norm(v)
+    return k, v
+
+
+def _sample(key, n, k_star, v_star, task: SLRTask) -> Sample:
+    return _sample_core(key, n, task.L, task.d, k_star, v_star, task.gamma, task.eps, jnp.log(task.pi))
+
+
+@partial(jax.jit, static_argnums=(1, 2, 3))
+def _sample_core(key, n, L, d, k_star, v_star, gamma, eps, log_pi) -> Sample:
+    # Compiled once per shape (n, L, d): gamma, eps and the law of J0 are traced.
+    j_key, x_key, noise_key = jax.random.split(key, 3)
+    J0 = jax.random.categorical(j_key, log_pi, shape=(n,))
+    Z = jax.random.normal(x_key, (n, L, d))
+    relevant = jax.nn.one_hot(J0, L, dtype=bool)[..., None]
+    X = jnp.where(relevant, jnp.sqrt(d / 2.0) * k_star + gamma * Z, Z)
+    X_rel = jnp.take_along_axis(X, J0[:, None, None], axis=1)[:, 0, :]
+    y = X_rel @ v_star + eps * jax.random.normal(noise_key, (n,))
+    return Sample(X, y, J0)

@@ -1,0 +1,261 @@
+"""Sliders for the book: one description, two renderings.
+
+A chapter writes one call::
+
+    slider_figure(plot_risk, Slider("lam", lam_grid, label="λ"), Slider("L", [2, 5, 10, 20]))
+
+where ``plot_risk(lam=..., L=...)`` returns a matplotlib Figure. The result displays as
+
+* **live** ipywidgets sliders in Jupyter, Binder or Thebe (the figure is redrawn by the
+  kernel when a slider moves), and
+* a **kernel-free** version in the static HTML book: every frame of the grid is rendered
+  once, embedded as an image, and a few lines of JavaScript swap images as an HTML range
+  input moves (no kernel, no network).
+
+Both renderings only offer the values of the grid, so a reader cannot reach an invalid
+parameter. The two come in one display bundle; Jupyter front ends pick the live widget,
+the book (``_config.yml``, ``nb_mime_priority_overrides``) picks the static HTML.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import itertools
+import json
+import math
+import uuid
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+__all__ = ["Slider", "SliderFigure", "slider_figure", "format_value"]
+
+MAX_STATIC_FRAMES = 400
+
+
+def format_value(value: Any) -> str:
+    """A short label for a grid value (``0.316``, ``1e-03``, ``20``)."""
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        v = float(value)
+        if v != 0 and (abs(v) < 1e-2 or abs(v) >= 1e4):
+            return f"{v:.1e}"
+        return f"{v:.3g}"
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Slider:
+    """A slider over a finite grid of values.
+
+    Parameters
+    ----------
+    name : str
+        Keyword argument of the plotting function that the slider sets.
+    values : sequence
+        The allowed values, in slider order (at least one, no duplicates).
+    label : str, optional
+        Text shown beside the slider (default: ``name``).
+    default : optional
+        Initial value; must be one of ``values`` (default: the middle one).
+    """
+
+    name: str
+    values: tuple
+    label: str | None = None
+    default: Any = None
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name.isidentifier():
+            raise ValueError(f"name must be a Python identifier, got {self.name!r}")
+        values = tuple(v.item() if isinstance(v, np.generic) else v for v in self.values)
+        if len(values) == 0:
+            raise ValueError(f"values must hold at least one value, got {self.values!r}")
+        if len(set(map(repr, values))) != len(values):
+            raise ValueError(f"values must not repeat, got {values!r}")
+        for v in values:
+            if isinstance(v, float) and not math.isfinite(v):
+                raise ValueError(f"values must be finite, got {values!r}")
+        default = self.default
+        if default is None:
+            default = values[len(values) // 2]
+        elif default not in values:
+            raise ValueError(f"default must be one of values {values!r}, got {default!r}")
+        object.__setattr__(self, "values", values)
+        object.__setattr__(self, "default", default)
+        object.__setattr__(self, "label", self.label or self.name)
+
+    @property
+    def default_index(self) -> int:
+        return self.values.index(self.default)
+
+
+def _figure_png(fig, dpi: int) -> bytes:
+    import matplotlib.pyplot as plt
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    plt.close(fig)
+    return buf.getvalue()
+
+
+class SliderFigure:
+    """A figure driven by sliders; displays as a live widget or as kernel-free HTML.
+
+    Build it with :func:`slider_figure`. ``frame(**values)`` returns the matplotlib
+    Figure for one point of the grid; :meth:`static_html` renders every frame.
+    """
+
+    def __init__(self, plot: Callable[..., Any], sliders: Sequence[Slider], fixed: dict, dpi: int):
+        if not callable(plot):
+            raise ValueError(f"plot must be a callable returning a matplotlib Figure, got {plot!r}")
+        if len(sliders) == 0:
+            raise ValueError("slider_figure needs at least one Slider")
+        names = [s.name for s in sliders]
+        if len(set(names)) != len(names):
+            raise ValueError(f"slider names must be distinct, got {names}")
+        clash = set(names) & set(fixed)
+        if clash:
+            raise ValueError(f"a keyword cannot be both a slider and fixed: {sorted(clash)}")
+        n_frames = math.prod(len(s.values) for s in sliders)
+        if n_frames > MAX_STATIC_FRAMES:
+            raise ValueError(
+                f"the slider grid has {n_frames} frames; at most {MAX_STATIC_FRAMES} are allowed "
+                "(the static HTML embeds every frame): use coarser grids"
+            )
+        self.plot = plot
+        self.sliders = tuple(sliders)
+        self.fixed = dict(fixed)
+        self.dpi = dpi
+
+    # -------------------------------------------------------------- computing
+    def frame(self, **values):
+        """The Figure at one grid point (missing sliders take their default)."""
+        params = {s.name: s.default for s in self.sliders}
+        for name, value in values.items():
+            slider = next((s for s in self.sliders if s.name == name), None)
+            if slider is None:
+                raise ValueError(f"{name!r} is not a slider of this figure")
+            if value not in slider.values:
+                raise ValueError(f"{name} must be one of {slider.values}, got {value!r}")
+            params[name] = value
+        return self.plot(**params, **self.fixed)
+
+    # -------------------------------------------------------------- static HTML
+    def static_html(self) -> str:
+        """Kernel-free HTML: every frame as an embedded PNG, range inputs that swap them."""
+        uid = "slr-" + uuid.uuid4().hex[:10]
+        frames = []
+        for combo in itertools.product(*(s.values for s in self.sliders)):
+            fig = self.frame(**dict(zip((s.name for s in self.sliders), combo)))
+            frames.append(base64.b64encode(_figure_png(fig, self.dpi)).decode("ascii"))
+        sizes = [len(s.values) for s in self.sliders]
+        first = 0
+        for s, size in zip(self.sliders, sizes):
+            first = first * size + s.default_index
+        controls = []
+        for i, s in enumerate(self.sliders):
+            labels = [format_value(v) for v in s.values]
+            controls.append(
+                f'<label style="display:flex;align-items:center;gap:.6em;margin:.2em 0">'
+                f'<span style="min-width:5em">{html.escape(s.label)}</span>'
+                f'<input type="range" min="0" max="{len(s.values) - 1}" step="1" '
+                f'value="{s.default_index}" data-slider="{i}" aria-label="{html.escape(s.label)}" '
+                f'style="flex:1;max-width:22em">'
+                f'<output data-readout="{i}">{html.escape(labels[s.default_index])}</output>'
+                f"<script type=\"application/json\" data-labels=\"{i}\">{json.dumps(labels)}</script>"
+                f"</label>"
+            )
+        images = json.dumps(frames)
+        return (
+            f'<div class="slr-slider-figure" id="{uid}" data-frames="{len(frames)}">'
+            + "".join(controls)
+            + f'<img alt="figure" style="max-width:100%" src="data:image/png;base64,{frames[first]}">'
+            + f'<script type="application/json" class="slr-frames">{images}</script>'
+            + "<script>(function(){"
+            + f"var root=document.getElementById('{uid}');"
+            + "var frames=JSON.parse(root.querySelector('.slr-frames').textContent);"
+            + f"var sizes={json.dumps(sizes)};"
+            + "var inputs=root.querySelectorAll('input[data-slider]');"
+            + "var img=root.querySelector('img');"
+            + "function update(){var idx=0;inputs.forEach(function(inp,i){"
+            + "idx=idx*sizes[i]+parseInt(inp.value,10);"
+            + "var labels=JSON.parse(root.querySelector('[data-labels=\"'+i+'\"]').textContent);"
+            + "root.querySelector('[data-readout=\"'+i+'\"]').textContent=labels[parseInt(inp.value,10)];});"
+            + "img.src='data:image/png;base64,'+frames[idx];img.setAttribute('data-frame',idx);}"
+            + "inputs.forEach(function(inp){inp.addEventListener('input',update);});"
+            + "})();</script></div>"
+        )
+
+    # -------------------------------------------------------------- live widget
+    def widget(self):
+        """The live ipywidgets version: one SelectionSlider per parameter and an output area."""
+        import ipywidgets as widgets
+        import matplotlib.pyplot as plt
+        from IPython.display import display
+
+        controls = {
+            s.name: widgets.SelectionSlider(
+                options=[(format_value(v), v) for v in s.values],
+                value=s.default,
+                description=s.label,
+                continuous_update=True,
+                style={"description_width": "initial"},
+                layout=widgets.Layout(width="28em"),
+            )
+            for s in self.sliders
+        }
+        out = widgets.Output()
+
+        def redraw(**values):
+            fig = self.plot(**values, **self.fixed)
+            with out:
+                out.clear_output(wait=True)
+                display(fig)
+            plt.close(fig)
+
+        widgets.interactive_output(redraw, controls)
+        return widgets.VBox([*controls.values(), out])
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        bundle = {"text/html": self.static_html(), "text/plain": repr(self)}
+        try:
+            live = self.widget()
+        except ImportError:  # pragma: no cover - ipywidgets is a dependency
+            return bundle
+        self._live = live  # keep the widget (and its comm) alive with this object
+        live_bundle = live._repr_mimebundle_() or {}
+        if "application/vnd.jupyter.widget-view+json" in live_bundle:
+            bundle["application/vnd.jupyter.widget-view+json"] = live_bundle[
+                "application/vnd.jupyter.widget-view+json"
+            ]
+        return bundle
+
+    def __repr__(self) -> str:
+        names = ", ".join(f"{s.name}∈{len(s.values)} values" for s in self.sliders)
+        return f"SliderFigure({getattr(self.plot, '__name__', 'plot')}; {names})"
+
+
+def slider_figure(plot: Callable[..., Any], *sliders: Slider, dpi: int = 72, **fixed) -> SliderFigure:
+    """A figure with sliders, live in Jupyter and kernel-free in the static book.
+
+    Parameters
+    ----------
+    plot : callable
+        ``plot(**slider_values, **fixed)`` returns a matplotlib Figure.
+    *sliders : Slider
+        One per parameter the reader may move; each over a finite grid.
+    dpi : int
+        Resolution of the frames embedded in the static HTML (keeps pages light).
+    **fixed
+        Further keyword arguments passed unchanged to ``plot``.
+
+    Display the returned object (make it the last expression of a cell).
+    """
+    return SliderFigure(plot, sliders, fixed, dpi)

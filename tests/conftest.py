@@ -1,0 +1,78 @@
+"""Shared fixtures. Importing slrlib first switches JAX to float64."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import slrlib  # noqa: F401  (float64)
+from slrlib import SLRTask
+
+
+def random_unit(key, shape):
+    """Uniform vectors on the sphere along the last axis."""
+    x = jax.random.normal(key, shape)
+    return x / jnp.linalg.norm(x, axis=-1, keepdims=True)
+
+
+def on_manifold(key, k_star, v_star, shape=()):
+    """A uniform-ish point of the manifold M (theta = eta = rho = 0), math.md §5."""
+    kk, vk = jax.random.split(key)
+    d = k_star.shape[-1]
+    k = jax.random.normal(kk, shape + (d,))
+    k = k - (k @ v_star)[..., None] * v_star
+    k = k / jnp.linalg.norm(k, axis=-1, keepdims=True)
+    v = jax.random.normal(vk, shape + (d,))
+    v = v - (v @ k_star)[..., None] * k_star
+    k_perp = k - (k @ k_star)[..., None] * k_star
+    k_perp = k_perp / jnp.linalg.norm(k_perp, axis=-1, keepdims=True)
+    v = v - jnp.sum(v * k_perp, axis=-1, keepdims=True) * k_perp
+    v = v / jnp.linalg.norm(v, axis=-1, keepdims=True)
+    return k, v
+
+
+@pytest.fixture(scope="session")
+def small_task():
+    return SLRTask(d=6, L=4, gamma=0.8, eps=0.3)
+
+
+@pytest.fixture(scope="session")
+def small_directions(small_task):
+    return small_task.oracle_directions(jax.random.key(123))
+
+
+def orthogonal_fixing(key, k_star, v_star):
+    """A random orthogonal matrix that fixes k_star and v_star (rotates their complement)."""
+    d = k_star.shape[0]
+    A = np.asarray(jax.random.normal(key, (d, d)))
+    basis = np.linalg.qr(np.column_stack([k_star, v_star, A[:, : d - 2]]))[0]
+    R_small = np.linalg.qr(np.asarray(jax.random.normal(jax.random.fold_in(key, 1), (d - 2, d - 2))))[0]
+    block = np.eye(d)
+    block[2:, 2:] = R_small
+    # basis columns 0, 1 are ±k*, ±v*: the rotation acts on columns 2.. only.
+    return basis @ block @ basis.T
+
+
+# ------------------------------------------------------------------ z-score report
+_Z_RECORDS: list[tuple[float, str]] = []
+
+
+@pytest.fixture
+def record_z():
+    """Record closed-form-vs-Monte-Carlo gaps (in standard errors) for the final summary."""
+
+    def record(z, label):
+        for value in np.atleast_1d(np.asarray(z, dtype=float)):
+            _Z_RECORDS.append((float(value), label))
+
+    return record
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _Z_RECORDS:
+        return
+    worst = max(_Z_RECORDS, key=lambda r: abs(r[0]))
+    terminalreporter.write_line(
+        f"closed form vs Monte Carlo: {len(_Z_RECORDS)} comparisons, "
+        f"largest |gap| = {abs(worst[0]):.2f} standard errors ({worst[1]})"
+    )

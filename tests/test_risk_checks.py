@@ -1,0 +1,205 @@
+"""slrlib.risk_checks: the independent references used in chapter 3, tested against
+exact values, against the closed forms, and for their power to detect a wrong formula."""
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from slrlib import SLRTask, oracle_risk, overlaps, population_risk, zeta
+from slrlib.risk_checks import (
+    closed_form_vs_monte_carlo,
+    directions_with_overlaps,
+    gaussian_expectation,
+    lemma18_checks,
+    points_from_specs,
+    random_manifold_directions,
+    random_sphere_directions,
+    text_table,
+    zeta_derivative_checks,
+    zeta_quadrature,
+)
+
+Z_TOL = 4.5
+
+
+# ------------------------------------------------------------------ quadrature references
+def test_gaussian_expectation_exact_moments():
+    assert gaussian_expectation(lambda g: 1.0) == pytest.approx(1.0, abs=1e-13)
+    assert gaussian_expectation(lambda g: g * g) == pytest.approx(1.0, abs=1e-12)
+    assert gaussian_expectation(lambda g: g**4) == pytest.approx(3.0, abs=1e-11)
+    assert gaussian_expectation(math.cos) == pytest.approx(math.exp(-0.5), abs=1e-13)
+    assert gaussian_expectation(lambda g: float(g > 1.0)) == pytest.approx(0.5 * math.erfc(1 / math.sqrt(2)), abs=1e-12)
+
+
+def test_zeta_quadrature_exact_special_values():
+    t = np.linspace(-3, 3, 13)
+    # s = 0: erf(t)^2 exactly; t = 0: (2/pi) arcsin(2 s^2 / (1 + 2 s^2)) (Sheppard).
+    np.testing.assert_allclose(zeta_quadrature(t, 0.0), [math.erf(x) ** 2 for x in t], atol=1e-15)
+    s = np.array([0.1, 0.5, 1.0, 3.0, 10.0])
+    np.testing.assert_allclose(zeta_quadrature(0.0, s), 2 / np.pi * np.arcsin(2 * s**2 / (1 + 2 * s**2)), atol=1e-12)
+
+
+@pytest.mark.parametrize("s", [0.0, 0.03, 0.4, 1.0, 2.5, 15.0])
+def test_zeta_closed_form_matches_quadrature(s):
+    t = np.linspace(-8, 8, 33)
+    np.testing.assert_allclose(np.asarray(zeta(t, s)), zeta_quadrature(t, s), atol=1e-12, rtol=0)
+
+
+def test_zeta_quadrature_detects_a_perturbed_formula():
+    # The reference is sharp enough to see a wrong argument in Owen's T (a = 1/sqrt(1 + 2s^2)).
+    from jax.scipy.special import owens_t
+
+    t, s = 0.7, 0.9
+    wrong = 1 - 8 * float(owens_t(math.sqrt(2) * t / math.sqrt(1 + 2 * s**2), 1 / math.sqrt(1 + 2 * s**2)))
+    assert abs(wrong - float(zeta_quadrature(t, s))) > 1e-3
+
+
+def test_zeta_quadrature_rejects_bad_input():
+    with pytest.raises(ValueError, match="s must be >= 0"):
+        zeta_quadrature(0.0, -1.0)
+    with pytest.raises(ValueError, match="finite"):
+        zeta_quadrature(np.nan, 1.0)
+
+
+@pytest.mark.parametrize("a, b", [(0.0, 0.3), (0.7, 0.4), (2.5, -1.2), (-1.3, 2.0), (6.0, 0.1)])
+def test_lemma18_identities_match_quadrature(a, b):
+    rows = lemma18_checks(a, b)
+    assert len(rows) == 7
+    for row in rows:
+        assert abs(row.difference) < 1e-12, row
+
+
+def test_lemma18_checks_rejects_bad_input():
+    with pytest.raises(ValueError, match="a must be"):
+        lemma18_checks("x", 0.0)
+    with pytest.raises(ValueError, match="s must be >= 0"):
+        lemma18_checks(1.0, 0.0, t=0.0, s=-1.0)
+
+
+def test_zeta_derivatives_and_heat_equation():
+    t = np.array([-3.0, -0.5, 0.0, 0.3, 1.0, 2.5])
+    s = np.array([0.1, 0.5, 1.0, 2.0, 0.7, 3.0])
+    c = zeta_derivative_checks(t, s)
+    np.testing.assert_allclose(c.grad_t, c.fd_t, atol=1e-7)
+    np.testing.assert_allclose(c.grad_t, c.formula_t, atol=1e-14)
+    np.testing.assert_allclose(c.grad_s, c.fd_s, atol=1e-7)
+    np.testing.assert_allclose(c.grad_tt, c.fd_tt, atol=1e-5)
+    # The heat equation on finite differences of values alone.
+    np.testing.assert_allclose(c.fd_s, s * c.fd_tt, atol=1e-5)
+    with pytest.raises(ValueError, match="s must be >= h"):
+        zeta_derivative_checks(0.0, 0.0)
+
+
+# ------------------------------------------------------------------ directions
+@pytest.fixture(scope="module")
+def directions():
+    return SLRTask(d=12, L=3).oracle_directions(jax.random.key(5))
+
+
+@pytest.mark.parametrize(
+    "ov", [(0.6, 0.5, 0.4, -0.3, 0.2), (-0.3, 0.6, -0.5, 0.5, 0.4), (1.0, 1.0, 0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 0.0, 0.0),
+           (0.8, 0.6, 0.0, -0.6, -0.36)]
+)
+def test_directions_with_overlaps_has_the_prescribed_overlaps(directions, ov):
+    k_star, v_star = directions
+    k, v = directions_with_overlaps(*ov, k_star, v_star, jax.random.key(0))
+    assert float(jnp.linalg.norm(k)) == pytest.approx(1.0, abs=1e-13)
+    assert float(jnp.linalg.norm(v)) == pytest.approx(1.0, abs=1e-13)
+    np.testing.assert_allclose(np.array(overlaps(k, v, k_star, v_star)), ov, atol=1e-12)
+
+
+def test_directions_with_overlaps_key_changes_the_pair_not_the_risk(directions):
+    k_star, v_star = directions
+    task = SLRTask(d=12, L=3)
+    k1, v1 = directions_with_overlaps(0.5, 0.4, 0.3, 0.2, 0.1, k_star, v_star, jax.random.key(1))
+    k2, v2 = directions_with_overlaps(0.5, 0.4, 0.3, 0.2, 0.1, k_star, v_star, jax.random.key(2))
+    assert float(jnp.linalg.norm(k1 - k2)) > 0.1
+    r1 = population_risk(k1, v1, k_star, v_star, 0.7, task)
+    r2 = population_risk(k2, v2, k_star, v_star, 0.7, task)
+    assert float(r1) == pytest.approx(float(r2), abs=1e-12)
+
+
+def test_directions_with_overlaps_rejects_impossible_overlaps(directions):
+    k_star, v_star = directions
+    with pytest.raises(ValueError, match="kappa\\^2 \\+ eta\\^2 <= 1"):
+        directions_with_overlaps(0.9, 0.0, 0.0, 0.9, 0.0, k_star, v_star, jax.random.key(0))
+    with pytest.raises(ValueError, match="not positive semi-definite"):
+        directions_with_overlaps(-0.3, 0.7, -0.5, 0.6, -0.4, k_star, v_star, jax.random.key(0))
+    small = SLRTask(d=3, L=2).oracle_directions(jax.random.key(0))
+    with pytest.raises(ValueError, match="d >= 4"):
+        directions_with_overlaps(0.1, 0.1, 0.1, 0.1, 0.1, *small, jax.random.key(0))
+
+
+def test_random_manifold_directions_lie_on_the_manifold(directions):
+    k_star, v_star = directions
+    k, v = random_manifold_directions(jax.random.key(3), k_star, v_star, (50,))
+    assert k.shape == v.shape == (50, 12)
+    np.testing.assert_allclose(jnp.linalg.norm(k, axis=-1), 1.0, atol=1e-13)
+    np.testing.assert_allclose(jnp.linalg.norm(v, axis=-1), 1.0, atol=1e-13)
+    ov = overlaps(k, v, k_star, v_star)
+    for x in (ov.theta, ov.eta, ov.rho):
+        assert float(jnp.max(jnp.abs(x))) < 1e-12
+    assert float(jnp.std(ov.kappa)) > 0.05 and float(jnp.std(ov.nu)) > 0.05  # not degenerate
+
+
+def test_random_sphere_directions(directions):
+    k, v = random_sphere_directions(jax.random.key(4), 12, (4000,))
+    np.testing.assert_allclose(jnp.linalg.norm(k, axis=-1), 1.0, atol=1e-13)
+    # Uniform on the sphere: E <k, e_1>^2 = 1/d.
+    assert float(jnp.mean(k[:, 0] ** 2)) == pytest.approx(1 / 12, abs=0.01)  # about 6 standard errors
+    k2, _ = random_sphere_directions(jax.random.key(4), 12, (4000,))
+    np.testing.assert_array_equal(k, k2)
+
+
+def test_points_from_specs(directions):
+    k_star, v_star = directions
+    specs = [("oracle", 0.1), ("sphere", 1.0), ("manifold", 0.3), ((0.6, 0.5, 0.4, -0.3, 0.2), 2.0)]
+    labels, K, V, lams = points_from_specs(specs, k_star, v_star, jax.random.key(0))
+    assert labels == ("oracle", "uniform on sphere", "random on M", "prescribed overlaps")
+    assert K.shape == V.shape == (4, 12)
+    np.testing.assert_allclose(lams, [0.1, 1.0, 0.3, 2.0])
+    np.testing.assert_array_equal(K[0], k_star)
+    with pytest.raises(ValueError, match="kind must be"):
+        points_from_specs([("nowhere", 0.1)], k_star, v_star, jax.random.key(0))
+    with pytest.raises(ValueError, match="pair"):
+        points_from_specs(["oracle"], k_star, v_star, jax.random.key(0))
+
+
+# ------------------------------------------------------------------ closed form vs Monte Carlo
+def test_closed_form_vs_monte_carlo_agrees_and_has_power():
+    task = SLRTask(d=6, L=3, gamma=0.8, eps=0.3)
+    k_star, v_star = task.oracle_directions(jax.random.key(7))
+    specs = [("oracle", 0.5), ("sphere", 1.0), ("manifold", 0.3), ((0.6, 0.5, 0.4, -0.3, 0.2), 1.5)]
+    labels, K, V, lams = points_from_specs(specs, k_star, v_star, jax.random.key(8))
+    res = closed_form_vs_monte_carlo(task, k_star, v_star, K, V, lams, jax.random.key(9), 40_000, labels=labels)
+    np.testing.assert_allclose(res.closed_form, population_risk(K, V, k_star, v_star, lams, task), atol=1e-14)
+    assert np.all(np.abs(res.z) < Z_TOL), res.z
+    assert res.monte_carlo.n == 40_000 and len(res.rows()) == 4 and res.rows(prefix=["x"])[0][0] == "x"
+    # Power: the same simulation tells the oracle's risk at lam = 0.5 from the one at lam = 0.6.
+    wrong = float(oracle_risk(0.6, task))
+    assert abs(res.monte_carlo.z_score(wrong)[0]) > 2 * Z_TOL
+
+
+def test_closed_form_vs_monte_carlo_rejects_bad_input(directions):
+    task = SLRTask(d=12, L=3)
+    k_star, v_star = directions
+    K = jnp.stack([k_star, k_star])
+    with pytest.raises(ValueError, match="shape"):
+        closed_form_vs_monte_carlo(task, k_star, v_star, K, K[:1], 0.1, jax.random.key(0), 10)
+    with pytest.raises(ValueError, match="lams"):
+        closed_form_vs_monte_carlo(task, k_star, v_star, K, K, -1.0, jax.random.key(0), 10)
+    with pytest.raises(ValueError, match="labels"):
+        closed_form_vs_monte_carlo(task, k_star, v_star, K, K, 0.1, jax.random.key(0), 10, labels=["a"])
+
+
+def test_text_table():
+    out = text_table(["a", "bb"], [[1.0, "x"], [22.5, "yyy"]], [".1f", ""])
+    lines = out.splitlines()
+    assert lines[0] == "   a   bb" and lines[2] == " 1.0    x" and lines[3] == "22.5  yyy"
+    with pytest.raises(ValueError, match="one entry per column"):
+        text_table(["a"], [[1]], ["", ""])
+    with pytest.raises(ValueError, match="each row"):
+        text_table(["a", "b"], [[1]])

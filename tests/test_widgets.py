@@ -1,0 +1,64 @@
+"""Sliders: the static HTML holds one frame per grid point, in the order the JavaScript expects."""
+
+import base64
+import io
+import json
+import re
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from slrlib import Slider, slider_figure  # noqa: E402
+
+
+def colour_plot(a, b, scale=1.0):
+    """A figure whose colour encodes its parameters, so frames can be told apart."""
+    fig, ax = plt.subplots(figsize=(1, 1))
+    ax.set_axis_off()
+    fig.patch.set_facecolor((a / 4, b / 2 * scale, 0.5))
+    return fig
+
+
+def pixel(png_b64):
+    img = plt.imread(io.BytesIO(base64.b64decode(png_b64)), format="png")
+    return img[img.shape[0] // 2, img.shape[1] // 2, :3]
+
+
+def test_static_html_frames_follow_the_grid():
+    sf = slider_figure(colour_plot, Slider("a", (0, 1, 2, 3), default=2), Slider("b", (0, 1, 2)), dpi=20)
+    html = sf.static_html()
+    frames = json.loads(re.search(r'<script type="application/json" class="slr-frames">(.*?)</script>', html).group(1))
+    assert len(frames) == 12
+    # Row-major order over (a, b): the JavaScript computes idx = a_index * 3 + b_index.
+    for ia, a in enumerate((0, 1, 2, 3)):
+        for ib, b in enumerate((0, 1, 2)):
+            np.testing.assert_allclose(pixel(frames[ia * 3 + ib]), (a / 4, b / 2, 0.5), atol=0.01)
+    # The initial image is the default frame (a = 2, b = 1 the middle value).
+    first = re.search(r'<img alt="figure" style="max-width:100%" src="data:image/png;base64,([^"]+)"', html).group(1)
+    assert first == frames[2 * 3 + 1]
+    # The range inputs start at the default indices and cannot leave the grid.
+    inputs = re.findall(r'<input type="range" min="0" max="(\d+)" step="1" value="(\d+)"', html)
+    assert inputs == [("3", "2"), ("2", "1")]
+
+
+def test_fixed_keywords_and_frame_validation():
+    sf = slider_figure(colour_plot, Slider("a", (0, 1)), Slider("b", (0, 1)), scale=0.5)
+    fig = sf.frame(a=1, b=1)
+    assert fig.get_facecolor()[1] == pytest.approx(0.25)
+    plt.close(fig)
+    with pytest.raises(ValueError, match=r"\bb\b"):
+        sf.frame(b=5)
+    with pytest.raises(ValueError, match="not a slider"):
+        sf.frame(c=1)
+
+
+def test_mimebundle_offers_static_and_live_versions():
+    sf = slider_figure(colour_plot, Slider("a", (0, 1)), Slider("b", (0, 1)), dpi=10)
+    bundle = sf._repr_mimebundle_()
+    assert "text/html" in bundle and "slr-slider-figure" in bundle["text/html"]
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    plt.close("all")
