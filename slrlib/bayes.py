@@ -39,8 +39,8 @@ from slrlib._validation import (
     check_real_scalar,
 )
 from slrlib.gaussian import expected_erf_sq_centered, zeta
-from slrlib.risk import MonteCarloEstimate
-from slrlib.task import SLRTask, check_directions
+from slrlib.montecarlo import MonteCarloEstimate, RunningMoments, monte_carlo_mean
+from slrlib.task import SLRTask, check_task
 
 __all__ = [
     "OracleRiskTerms",
@@ -56,45 +56,6 @@ __all__ = [
     "ReliabilityTable",
     "reliability_table",
 ]
-
-
-def _check_task(task) -> SLRTask:
-    if not isinstance(task, SLRTask):
-        raise ValueError(f"task must be an SLRTask, got {type(task).__name__}: {task!r}")
-    return task
-
-
-def _batch_size(task: SLRTask, n_samples: int, batch_size: int | None) -> int:
-    if batch_size is None:
-        batch_size = max(1, min(n_samples, 4_000_000 // (task.L * task.d)))
-    batch_size = check_positive_int(batch_size, "batch_size")
-    return min(batch_size, n_samples)
-
-
-class _Accumulator:
-    """Running mean and centred sum of squares over batches (Chan et al.), per column."""
-
-    def __init__(self):
-        self.mean = self.m2 = None
-        self.count = 0
-
-    def add(self, values: np.ndarray) -> None:
-        values = np.asarray(values, dtype=np.float64)
-        n = values.shape[0]
-        b_mean = values.mean(axis=0)
-        b_m2 = np.square(values - b_mean).sum(axis=0)
-        if self.mean is None:
-            self.mean, self.m2, self.count = b_mean, b_m2, n
-            return
-        delta = b_mean - self.mean
-        total = self.count + n
-        self.mean = self.mean + delta * n / total
-        self.m2 = self.m2 + b_m2 + delta**2 * self.count * n / total
-        self.count = total
-
-    def estimate(self) -> MonteCarloEstimate:
-        var = self.m2 / (self.count - 1)
-        return MonteCarloEstimate(mean=self.mean, stderr=np.sqrt(var / self.count), n=self.count)
 
 
 def _check_n_samples(n_samples) -> int:
@@ -165,7 +126,7 @@ def oracle_risk_terms(lam, task: SLRTask) -> OracleRiskTerms:
     ``lam`` may be an array (non-negative); both terms have its shape. Batched over ``d``
     and ``L`` as well: :func:`oracle_excess_terms`.
     """
-    task = _check_task(task)
+    task = check_task(task)
     return oracle_excess_terms(lam, task.d, task.L, task.gamma)
 
 
@@ -182,7 +143,7 @@ def optimal_lambda(task: SLRTask, bounds: tuple[float, float] = (1e-6, 1e2), xto
 
     Returns ``(lam_star, risk_at_lam_star)`` as floats.
     """
-    task = _check_task(task)
+    task = check_task(task)
     lo, hi = (float(b) for b in bounds)
     if not (0.0 < lo < hi and math.isfinite(hi)):
         raise ValueError(f"bounds must satisfy 0 < lo < hi < inf, got {bounds!r}")
@@ -270,7 +231,7 @@ def hard_oracle_error(task: SLRTask) -> float:
     :math:`\varphi(z)\,[-\operatorname{expm1}((L-1)\log\Phi(q + \gamma z))]` around its peak (accurate to
     about 1e-10 relative even when the error probability is tiny). Our derivation.
     """
-    task = _check_task(task)
+    task = check_task(task)
     if task.L == 1:
         return 0.0
     q, g, m = task.q, task.gamma, task.L - 1
@@ -313,7 +274,7 @@ def hard_oracle_risk(task: SLRTask) -> float:
     squared gap :math:`(X_{J_0}^\top v^\star - X_{\hat\jmath}^\top v^\star)^2` has mean :math:`1 + \gamma^2`.
     Since the Bayes predictor is optimal, :math:`\varepsilon^2 \le \text{Bayes risk} \le` this value.
     """
-    task = _check_task(task)
+    task = check_task(task)
     return task.eps**2 + (1.0 + task.gamma**2) * hard_oracle_error(task)
 
 
@@ -347,7 +308,7 @@ def bayes_excess_risk(task: SLRTask, key, n_samples: int = 100_000, batch_size: 
     the mean is carried by events the sample does not contain, and the estimate (and its
     standard error) comes out too small. :func:`hard_oracle_risk` is a rigorous upper bound.
     """
-    task = _check_task(task)
+    task = check_task(task)
     key = check_key(key)
     n_samples = _check_n_samples(n_samples)
     batch_size = min(check_positive_int(batch_size, "batch_size"), n_samples)
@@ -355,7 +316,7 @@ def bayes_excess_risk(task: SLRTask, key, n_samples: int = 100_000, batch_size: 
     # NumPy's generator, seeded from the JAX key: jax.random.gamma is slow on CPU.
     rng = np.random.default_rng(np.asarray(jax.random.key_data(key)).ravel().tolist())
     log_pi = np.log(np.asarray(task.pi, dtype=np.float64))
-    acc = _Accumulator()
+    acc = RunningMoments()
     for _ in range(n_batches):
         acc.add(_reduced_posterior_variance(rng, batch_size, task, log_pi))
     return acc.estimate()
@@ -402,32 +363,28 @@ def paired_risk_difference(
     smaller than the two risks' standard errors combined, since the errors of two good
     predictors on the same sample are strongly correlated. Column ``reference`` is 0.
     """
-    task = _check_task(task)
+    task = check_task(task)
     if not callable(predict):
         raise ValueError(f"predict must be a callable X -> predictions (b, m), got {predict!r}")
-    k_star, v_star = check_directions(k_star, v_star, task.d)
-    key = check_key(key)
-    n_samples = _check_n_samples(n_samples)
     if not isinstance(reference, (int, np.integer)) or isinstance(reference, bool):
         raise ValueError(f"reference must be a column index (int), got {reference!r}")
-    batch_size = _batch_size(task, n_samples, batch_size)
-    acc = _Accumulator()
-    n_batches = -(-n_samples // batch_size)
-    for i, batch_key in enumerate(jax.random.split(key, n_batches)):
-        n = min(batch_size, n_samples - i * batch_size)
-        X, y, _ = task.sample(batch_key, n, k_star, v_star)
-        pred = jnp.asarray(predict(X))
+
+    def loss_difference(sample):
+        pred = jnp.asarray(predict(sample.X))
+        n = sample.y.shape[0]
         if pred.ndim != 2 or pred.shape[0] != n:
             raise ValueError(
-                f"predict must return shape (b, m) = ({n}, m) for X of shape {X.shape}, got {pred.shape}"
+                f"predict must return shape (b, m) = ({n}, m) for X of shape {sample.X.shape}, "
+                f"got {pred.shape}"
             )
         if not -pred.shape[1] <= reference < pred.shape[1]:
             raise ValueError(f"reference must be in [0, {pred.shape[1]}), got {reference}")
-        loss = np.asarray(jnp.square(y[:, None] - pred), dtype=np.float64)
-        if not np.all(np.isfinite(loss)):
+        if not bool(jnp.all(jnp.isfinite(pred))):
             raise ValueError("predict returned non-finite predictions (NaN or inf)")
-        acc.add(loss - loss[:, [reference]])
-    return acc.estimate()
+        loss = jnp.square(sample.y[:, None] - pred)
+        return loss - loss[:, [reference]]
+
+    return monte_carlo_mean(loss_difference, task, k_star, v_star, key, n_samples, batch_size)
 
 
 # --------------------------------------------------------------------------- calibration

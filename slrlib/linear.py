@@ -28,7 +28,7 @@ import numpy as np
 
 from slrlib.gaussian import zeta
 from slrlib.risk import linear_risk, oracle_risk
-from slrlib.task import SLRTask, check_directions
+from slrlib.task import SLRTask, check_directions, check_task
 
 __all__ = [
     "LinearMoments",
@@ -49,12 +49,6 @@ __all__ = [
     "RiskTable",
     "risk_table",
 ]
-
-
-def _check_task(task) -> SLRTask:
-    if not isinstance(task, SLRTask):
-        raise ValueError(f"task must be an SLRTask, got {type(task).__name__}: {task!r}")
-    return task
 
 
 def _tokens_and_targets(X, y) -> tuple[np.ndarray, np.ndarray]:
@@ -98,7 +92,7 @@ def linear_moments(task: SLRTask, k_star, v_star) -> LinearMoments:
     ``b`` with blocks :math:`\pi_\ell \gamma^2 v^\star` (Assumption 1: :math:`k^\star \perp v^\star`),
     ``y2`` :math:`= \gamma^2 + \varepsilon^2`.
     """
-    task = _check_task(task)
+    task = check_task(task)
     k_star, v_star = (np.asarray(u, dtype=np.float64) for u in check_directions(k_star, v_star, task.d))
     pi = np.asarray(task.pi, dtype=np.float64)
     g2 = task.gamma**2
@@ -136,7 +130,7 @@ def linear_risk_of_weights(W, task: SLRTask, k_star, v_star) -> np.ndarray:
 
     Its minimum over ``W`` is :func:`slrlib.linear_risk` (Proposition 3).
     """
-    task = _check_task(task)
+    task = check_task(task)
     k_star, v_star = (np.asarray(u, dtype=np.float64) for u in check_directions(k_star, v_star, task.d))
     W = np.asarray(W, dtype=np.float64)
     if W.ndim < 2 or W.shape[-2:] != (task.L, task.d):
@@ -267,7 +261,7 @@ def group_lasso_population_weights(task: SLRTask, v_star, alpha: float) -> np.nd
     :math:`1 - \pi_\ell + \pi_\ell\gamma^2`; group soft-thresholding does the rest.)
     With a uniform :math:`\pi` every group gets the same weight: all are kept or all are zero.
     """
-    task = _check_task(task)
+    task = check_task(task)
     alpha = _check_alpha(alpha)
     v_star = np.asarray(v_star, dtype=np.float64)
     if v_star.shape != (task.d,):
@@ -289,7 +283,7 @@ def linear_risk_lower_bound(task: SLRTask) -> float:
     :math:`\sum_\ell \pi_\ell\, g(\pi_\ell) \le g(p)`. Equality for a law uniform on :math:`1/p`
     positions. The linear risk thus tends to the null risk whenever :math:`\max_\ell \pi_\ell \to 0`.
     """
-    task = _check_task(task)
+    task = check_task(task)
     p = float(np.max(np.asarray(task.pi)))
     g2 = task.gamma**2
     return task.eps**2 + g2 - p * g2**2 / (1.0 - p + p * g2)
@@ -306,7 +300,7 @@ def oracle_risk_lengths(lam, L, task: SLRTask) -> np.ndarray:
     ``oracle_risk`` per length would compile once per task). ``lam`` and ``L`` broadcast;
     the task's own ``L`` and ``probs`` are ignored (the risk does not depend on :math:`\pi`).
     """
-    task = _check_task(task)
+    task = check_task(task)
     lam = np.asarray(lam, dtype=np.float64)
     L = np.asarray(L)
     if np.any(L < 1) or not np.all(L == np.round(L)):
@@ -325,7 +319,7 @@ def best_oracle_lambdas(task: SLRTask, L_values, lam_min: float = 1e-4, lam_max:
     spacing by about ``n_grid / 2``). When the risk decreases all the way to ``lam_max``
     (e.g. ``L = 1``) the answer sits at that boundary. Returns two arrays of shape ``(len(L_values),)``.
     """
-    task = _check_task(task)
+    task = check_task(task)
     if not (0 < lam_min < lam_max):
         raise ValueError(f"need 0 < lam_min < lam_max, got lam_min={lam_min!r}, lam_max={lam_max!r}")
     L = np.asarray([int(v) for v in np.atleast_1d(L_values)])[:, None]
@@ -343,7 +337,7 @@ def best_oracle_lambdas(task: SLRTask, L_values, lam_min: float = 1e-4, lam_max:
 
 def best_oracle_lambda(task: SLRTask, **kwargs) -> tuple[float, float]:
     """``(lam, risk)``: :func:`best_oracle_lambdas` for the task's own ``L``."""
-    task = _check_task(task)
+    task = check_task(task)
     lams, risks = best_oracle_lambdas(task, [task.L], **kwargs)
     return float(lams[0]), float(risks[0])
 
@@ -373,7 +367,7 @@ def risk_table(task: SLRTask, L_values, lam_values=(), **best_kwargs) -> RiskTab
     The task's law of :math:`J_0` must be uniform (``probs=None``); extra keyword arguments go
     to :func:`best_oracle_lambdas`.
     """
-    task = _check_task(task)
+    task = check_task(task)
     if task.probs is not None:
         raise ValueError("risk_table varies L, so the task must have a uniform law (probs=None)")
     L_values = np.asarray([int(L) for L in L_values])

@@ -18,11 +18,31 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from slrlib._validation import check_key, check_positive_int
-from slrlib.risk import MonteCarloEstimate
-from slrlib.task import Sample, SLRTask, check_directions
+from typing import NamedTuple
 
-__all__ = ["mean_with_stderr", "monte_carlo_mean", "default_batch_size", "comparison_table"]
+from slrlib._validation import check_key, check_positive_int
+from slrlib.task import Sample, SLRTask, check_directions, check_task
+
+__all__ = [
+    "MonteCarloEstimate",
+    "RunningMoments",
+    "mean_with_stderr",
+    "monte_carlo_mean",
+    "default_batch_size",
+    "comparison_table",
+]
+
+
+class MonteCarloEstimate(NamedTuple):
+    """A Monte Carlo mean with its standard error ``sqrt(var / n)`` and sample size."""
+
+    mean: np.ndarray
+    stderr: np.ndarray
+    n: int
+
+    def z_score(self, reference) -> np.ndarray:
+        """``(mean - reference) / stderr``: the gap to a reference value in standard errors."""
+        return (self.mean - np.asarray(reference)) / self.stderr
 
 
 def default_batch_size(task: SLRTask, n_samples: int) -> int:
@@ -50,8 +70,12 @@ def mean_with_stderr(values, axis: int = 0) -> MonteCarloEstimate:
     )
 
 
-class _Accumulator:
-    """Running mean and centred sum of squares, merged batch by batch (Chan et al.)."""
+class RunningMoments:
+    """Running mean and centred sum of squares along axis 0, merged batch by batch.
+
+    The pairwise update of Chan, Golub & LeVeque keeps float64 accuracy over many
+    batches; :meth:`estimate` gives the mean and its standard error.
+    """
 
     def __init__(self):
         self.mean = None
@@ -59,6 +83,8 @@ class _Accumulator:
         self.count = 0
 
     def add(self, x: np.ndarray) -> None:
+        """Merge a batch of draws (axis 0 indexes the draws)."""
+        x = np.asarray(x, dtype=np.float64)
         n = x.shape[0]
         b_mean = x.mean(axis=0)
         b_m2 = np.square(x - b_mean).sum(axis=0)
@@ -72,6 +98,7 @@ class _Accumulator:
         self.count = total
 
     def estimate(self) -> MonteCarloEstimate:
+        """Mean and standard error of everything merged so far (at least two draws)."""
         var = self.m2 / (self.count - 1)
         return MonteCarloEstimate(mean=self.mean, stderr=np.sqrt(var / self.count), n=self.count)
 
@@ -110,8 +137,7 @@ def monte_carlo_mean(
     A :class:`slrlib.MonteCarloEstimate` (``mean``, ``stderr``, ``n``; ``z_score(reference)``)
     of shape ``(...)``, or the same pytree of them.
     """
-    if not isinstance(task, SLRTask):
-        raise ValueError(f"task must be an SLRTask, got {type(task).__name__}: {task!r}")
+    task = check_task(task)
     if not callable(statistic):
         raise ValueError(f"statistic must be a callable Sample -> array(s), got {statistic!r}")
     k_star, v_star = check_directions(k_star, v_star, task.d)
@@ -125,7 +151,7 @@ def monte_carlo_mean(
     n_batches = -(-n_samples // batch_size)
 
     treedef = None
-    accumulators: list[_Accumulator] = []
+    accumulators: list[RunningMoments] = []
     for i, batch_key in enumerate(jax.random.split(key, n_batches)):
         n = min(batch_size, n_samples - i * batch_size)
         sample = task.sample(batch_key, n, k_star, v_star)
@@ -134,7 +160,7 @@ def monte_carlo_mean(
             if not leaves:
                 raise ValueError("statistic returned no arrays")
             treedef = tdef
-            accumulators = [_Accumulator() for _ in leaves]
+            accumulators = [RunningMoments() for _ in leaves]
         elif tdef != treedef:
             raise ValueError("statistic must return the same structure for every batch")
         for leaf, acc in zip(leaves, accumulators):

@@ -23,15 +23,12 @@ from jax.scipy.special import erf
 from slrlib._validation import (
     as_float_array,
     check_finite,
-    check_key,
-    check_last_dim,
     check_nonnegative,
-    check_positive_int,
-    check_unit_norm,
     is_concrete,
 )
 from slrlib.gaussian import erf_prime, erf_second, expected_erf_sq_centered, zeta
-from slrlib.task import SLRTask, check_directions
+from slrlib.montecarlo import MonteCarloEstimate, monte_carlo_mean
+from slrlib.task import SLRTask, check_directions, check_task
 
 __all__ = [
     "Overlaps",
@@ -60,12 +57,6 @@ class Overlaps(NamedTuple):
     theta: jax.Array
     eta: jax.Array
     rho: jax.Array
-
-
-def _check_task(task) -> SLRTask:
-    if not isinstance(task, SLRTask):
-        raise ValueError(f"task must be an SLRTask, got {type(task).__name__}: {task!r}")
-    return task
 
 
 def _check_lam(lam):
@@ -112,7 +103,7 @@ def risk_from_overlaps(kappa, nu, theta, eta, rho, lam, task: SLRTask):
     per shape: the task's numbers are traced, not static, so sweeps over ``d`` or ``L``
     do not recompile.
     """
-    task = _check_task(task)
+    task = check_task(task)
     return _risk_core(kappa, nu, theta, eta, rho, lam, task.d, task.L, task.gamma, task.eps)
 
 
@@ -174,7 +165,7 @@ def population_risk(k, v, k_star, v_star, lam, task: SLRTask):
     the closed form, e.g. :math:`\nabla_k\mathcal R = \partial_\kappa\mathcal R\, k^\star
     + \partial_\eta\mathcal R\, v^\star + \partial_\rho\mathcal R\, v`.
     """
-    task = _check_task(task)
+    task = check_task(task)
     k = task.check_parameter_vector(k, "k")
     v = task.check_parameter_vector(v, "v")
     k_star, v_star = check_directions(k_star, v_star, task.d)
@@ -193,7 +184,7 @@ def manifold_risk(kappa, nu, lam, task: SLRTask):
 
     a function of :math:`(\kappa, \nu) \in [-1, 1]^2` only.
     """
-    task = _check_task(task)
+    task = check_task(task)
     kappa = as_float_array(kappa, "kappa")
     nu = as_float_array(nu, "nu")
     for x, name in ((kappa, "kappa"), (nu, "nu")):
@@ -216,7 +207,7 @@ def oracle_risk(lam, task: SLRTask):
     Under the scaling of Corollary 2 (:math:`\lambda\sqrt d \to \infty`,
     :math:`\lambda\sqrt L \to 0`) it tends to :math:`\varepsilon^2`, the Bayes risk's lower bound.
     """
-    task = _check_task(task)
+    task = check_task(task)
     lam = _check_lam(lam)
     return _oracle_risk(lam, task.d, task.L, task.gamma, task.eps)
 
@@ -232,7 +223,7 @@ def _oracle_risk(lam, d, L, gamma, eps):
 
 def null_risk(task: SLRTask) -> float:
     r"""Risk of the null predictor :math:`f \equiv 0`: :math:`\mathbb E[Y^2] = \gamma^2 + \varepsilon^2`."""
-    task = _check_task(task)
+    task = check_task(task)
     return task.gamma**2 + task.eps**2
 
 
@@ -248,22 +239,10 @@ def linear_risk(task: SLRTask) -> float:
     It tends to the null risk :math:`\gamma^2 + \varepsilon^2` as :math:`L \to \infty`
     (uniform :math:`\pi`), and equals :math:`\varepsilon^2` when :math:`J_0` is deterministic.
     """
-    task = _check_task(task)
+    task = check_task(task)
     pi = np.asarray(task.pi, dtype=float)
     g2 = task.gamma**2
     return float(task.eps**2 + g2 - np.sum(pi**2 * g2**2 / (1.0 - pi + pi * g2)))
-
-
-class MonteCarloEstimate(NamedTuple):
-    """A Monte Carlo mean with its standard error ``sqrt(var / n)`` and sample size."""
-
-    mean: np.ndarray
-    stderr: np.ndarray
-    n: int
-
-    def z_score(self, reference) -> np.ndarray:
-        """``(mean - reference) / stderr``: the gap to a reference value in standard errors."""
-        return (self.mean - np.asarray(reference)) / self.stderr
 
 
 def monte_carlo_risk(
@@ -286,43 +265,20 @@ def monte_carlo_risk(
     :math:`\sqrt{n}`: a closed form ``R`` is consistent with the simulation when
     ``|mean - R| / stderr`` is a few units at most (see :meth:`MonteCarloEstimate.z_score`).
     """
-    task = _check_task(task)
+    task = check_task(task)
     if not callable(predict):
         raise ValueError(f"predict must be a callable X -> predictions, got {predict!r}")
-    k_star, v_star = check_directions(k_star, v_star, task.d)
-    key = check_key(key)
-    n_samples = check_positive_int(n_samples, "n_samples")
-    if n_samples < 2:
-        raise ValueError(f"n_samples must be >= 2 to estimate a standard error, got {n_samples}")
-    if batch_size is None:
-        batch_size = max(1, min(n_samples, 4_000_000 // (task.L * task.d)))
-    batch_size = check_positive_int(batch_size, "batch_size")
-    batch_size = min(batch_size, n_samples)
-    n_batches = -(-n_samples // batch_size)
-    total = total_sq = None
-    count = 0
-    for i, batch_key in enumerate(jax.random.split(key, n_batches)):
-        n = min(batch_size, n_samples - i * batch_size)
-        X, y, _ = task.sample(batch_key, n, k_star, v_star)
-        pred = jnp.asarray(predict(X))
+
+    def squared_error(sample):
+        pred = jnp.asarray(predict(sample.X))
+        n = sample.y.shape[0]
         if pred.ndim == 0 or pred.shape[0] != n:
             raise ValueError(
-                f"predict must return an array of shape (b, ...) for X of shape {X.shape}, "
+                f"predict must return an array of shape (b, ...) for X of shape {sample.X.shape}, "
                 f"got shape {pred.shape}"
             )
-        loss = np.asarray(jnp.square(y.reshape((n,) + (1,) * (pred.ndim - 1)) - pred), dtype=np.float64)
-        if not np.all(np.isfinite(loss)):
+        if not bool(jnp.all(jnp.isfinite(pred))):
             raise ValueError("predict returned non-finite predictions (NaN or inf)")
-        # Combine batch means and centred sums of squares (Chan et al.) for stability.
-        b_mean = loss.mean(axis=0)
-        b_m2 = np.square(loss - b_mean).sum(axis=0)
-        if total is None:
-            total, total_sq, count = b_mean, b_m2, n
-        else:
-            delta = b_mean - total
-            new_count = count + n
-            total = total + delta * n / new_count
-            total_sq = total_sq + b_m2 + delta**2 * count * n / new_count
-            count = new_count
-    var = total_sq / (count - 1)
-    return MonteCarloEstimate(mean=total, stderr=np.sqrt(var / count), n=count)
+        return jnp.square(sample.y.reshape((n,) + (1,) * (pred.ndim - 1)) - pred)
+
+    return monte_carlo_mean(squared_error, task, k_star, v_star, key, n_samples, batch_size)

@@ -28,8 +28,8 @@ import numpy as np
 from jax.scipy.special import erf
 from scipy import integrate, special, stats
 
-from slrlib._validation import as_float_array, check_last_dim, check_real_scalar, is_concrete
-from slrlib.task import SLRTask
+from slrlib._validation import as_float_array, check_finite, check_last_dim, check_real_scalar, is_concrete
+from slrlib.task import SLRTask, check_task
 
 __all__ = [
     "relevant_token",
@@ -43,28 +43,12 @@ __all__ = [
 ]
 
 
-def check_finite(x, name: str) -> None:
-    """No NaN and no infinity, checked with numpy on concrete values.
-
-    (Unlike ``slrlib._validation.check_finite`` this also works for concrete arrays closed
-    over by a function under ``jax.jit``, where ``jnp`` operations would return tracers.)
-    """
-    if is_concrete(x) and not np.all(np.isfinite(np.asarray(x))):
-        raise ValueError(f"{name} must be finite (no NaN or inf)")
-
-
 def _tokens(X) -> jax.Array:
     X = as_float_array(X, "X")
     if jnp.ndim(X) < 2:
         raise ValueError(f"X must have shape (..., L, d), got shape {jnp.shape(X)}")
     check_finite(X, "X")
     return X
-
-
-def _check_task(task) -> SLRTask:
-    if not isinstance(task, SLRTask):
-        raise ValueError(f"task must be an SLRTask, got {type(task).__name__}: {task!r}")
-    return task
 
 
 def relevant_token(X, J0) -> jax.Array:
@@ -165,7 +149,7 @@ def sq_norm_laws(task: SLRTask):
     ``cdf``, ``mean``, ``var``, ``rvs``...). Neither depends on :math:`k^\star`,
     :math:`v^\star` or :math:`\pi`.
     """
-    task = _check_task(task)
+    task = check_task(task)
     g2 = task.gamma**2
     relevant = stats.ncx2(df=task.d, nc=(task.d / 2.0) / g2, scale=g2)
     noise = stats.chi2(df=task.d)
@@ -188,7 +172,7 @@ def norm_selector_accuracy(task: SLRTask) -> float:
     mean but a smaller variance (:math:`1.5d` against :math:`2d`), so it wins the contest
     for the largest norm slightly *less* often than chance.
     """
-    task = _check_task(task)
+    task = check_task(task)
     if task.L == 1:
         return 1.0
     relevant, noise = sq_norm_laws(task)
@@ -221,7 +205,7 @@ def projection_selector_accuracy(task: SLRTask, kappa: float = 1.0) -> float:
     ``L = 2`` gives :math:`\Phi(q\kappa/\sqrt{1+\gamma^2})`; :math:`\kappa = 0`, :math:`\gamma = 1`
     gives :math:`1/L`.
     """
-    task = _check_task(task)
+    task = check_task(task)
     kappa = check_real_scalar(kappa, "kappa")
     if abs(kappa) > 1.0 + 1e-12:
         raise ValueError(f"kappa must lie in [-1, 1], got {kappa!r}")

@@ -36,7 +36,7 @@ from slrlib._validation import (
     check_unit_norm,
 )
 
-__all__ = ["SLRTask", "Sample", "check_directions"]
+__all__ = ["SLRTask", "Sample", "check_directions", "check_task"]
 
 
 class Sample(NamedTuple):
@@ -178,6 +178,13 @@ class SLRTask:
         check_finite(x, name)
         check_unit_norm(x, name)
         return x
+
+
+def check_task(task) -> SLRTask:
+    """Validate that ``task`` is an :class:`SLRTask` (the argument every risk function takes)."""
+    if not isinstance(task, SLRTask):
+        raise ValueError(f"task must be an SLRTask, got {type(task).__name__}: {task!r}")
+    return task
 
 
 def _is_numeric_sequence(obj) -> bool:

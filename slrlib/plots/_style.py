@@ -11,3 +11,17 @@ COLORS = {
     "monte_carlo": "#ff7f0e",
 }
 FIGSIZE = (6.4, 4.0)
+
+
+def new_figure(layout: str | None = "constrained", **kwargs):
+    """A figure to return from a plot function: created by ``pyplot``, then closed.
+
+    Closing it detaches it from pyplot, so a notebook shows it once (as the cell's value)
+    rather than twice. Slider frames pass ``layout=None``: constrained layout costs an
+    extra draw per frame.
+    """
+    import matplotlib.pyplot as plt
+
+    fig = plt.figure(layout=layout, **kwargs)
+    plt.close(fig)
+    return fig

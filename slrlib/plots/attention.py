@@ -7,12 +7,11 @@ chapter with :func:`slrlib.monte_carlo_risk`.
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from slrlib.plots._style import COLORS, FIGSIZE
+from slrlib.plots._style import COLORS, FIGSIZE, new_figure
 from slrlib.risk import MonteCarloEstimate, null_risk, oracle_risk
 from slrlib.selectors import erf_weights, softmax_weights
 from slrlib.task import SLRTask
@@ -21,16 +20,6 @@ __all__ = ["attention_weights", "weights_and_risk", "risk_vs_lambda"]
 
 _OTHER = COLORS["null"]
 _RELEVANT = COLORS["monte_carlo"]
-
-
-def _new_figure(layout: str | None = "constrained", **kwargs) -> Figure:
-    """Created by ``pyplot`` (inline backend set up), closed at once: shown once in a notebook.
-
-    Slider frames pass ``layout=None``: constrained layout costs an extra draw per frame.
-    """
-    fig = plt.figure(layout=layout, **kwargs)
-    plt.close(fig)
-    return fig
 
 
 def _bars(ax, weights, j0, ylim, ylabel):
@@ -53,7 +42,7 @@ def attention_weights(x, j0: int, k, lams) -> Figure:
     """
     x = np.asarray(x)
     lams = list(lams)
-    fig = _new_figure(figsize=(FIGSIZE[0] * 0.62 * len(lams), FIGSIZE[1] * 1.2))
+    fig = new_figure(figsize=(FIGSIZE[0] * 0.62 * len(lams), FIGSIZE[1] * 1.2))
     axes = fig.subplots(2, len(lams), sharex=True, squeeze=False)
     for col, lam in enumerate(lams):
         w_erf = np.asarray(erf_weights(x, k, lam))
@@ -77,7 +66,7 @@ def weights_and_risk(x, j0: int, k, lam: float, task: SLRTask, lam_grid) -> Figu
     lam_grid = np.asarray(lam_grid, dtype=float)
     w_erf = np.asarray(erf_weights(x, k, lam))
     w_soft = np.asarray(softmax_weights(x, k, lam))
-    fig = _new_figure(layout=None, figsize=(FIGSIZE[0] * 1.6, FIGSIZE[1]))
+    fig = new_figure(layout=None, figsize=(FIGSIZE[0] * 1.6, FIGSIZE[1]))
     ax_w, ax_r = fig.subplots(1, 2, gridspec_kw={"wspace": 0.3})
     pos = np.arange(1, L + 1)
     edge = [_RELEVANT if ell == j0 else "none" for ell in range(L)]
@@ -127,7 +116,7 @@ def risk_vs_lambda(
     """
     lams = np.asarray(lams, dtype=float)
     lam_curve = np.asarray(lam_curve, dtype=float)
-    fig = _new_figure(figsize=FIGSIZE)
+    fig = new_figure(figsize=FIGSIZE)
     ax = fig.subplots()
     ax.plot(lam_curve, np.asarray(oracle_risk(lam_curve, task)), color=COLORS["attention"], lw=1.5,
             label="erf (3): closed form (Theorem 1)")

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import jax
 import numpy as np
-import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
-from slrlib.plots._style import COLORS, FIGSIZE
+from slrlib.plots._style import COLORS, FIGSIZE, new_figure
 from slrlib.selectors import norm_selector_accuracy, relevant_token, sq_norm_laws
 from slrlib.task import SLRTask
 
@@ -23,16 +22,6 @@ __all__ = ["token_clouds", "norm_histograms", "norm_laws"]
 
 _RELEVANT = COLORS["monte_carlo"]
 _OTHER = COLORS["null"]
-
-
-def new_figure(layout: str | None = "constrained", **kwargs) -> Figure:
-    """A figure for returning from a plot function: created by ``pyplot``, then closed.
-
-    Slider frames pass ``layout=None``: constrained layout costs an extra draw per frame.
-    """
-    fig = plt.figure(layout=layout, **kwargs)
-    plt.close(fig)
-    return fig
 
 
 def _split_tokens(X, J0):
