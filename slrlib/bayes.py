@@ -5,8 +5,8 @@ Computations behind chapter 4 of the book that the rest of ``slrlib`` does not p
 * :func:`oracle_risk_terms` — the oracle risk split into the relevant token's term and the
   noise tokens' term (the two parts of eq. 9); :func:`oracle_excess_terms`, the same batched
   over ``d`` and ``L`` (for sweeps over the dimension, as in Corollary 2);
-* :func:`optimal_lambda` — the inverse temperature that minimises the oracle risk, and
-  :func:`optimal_lambda_asymptotic`, its large-``d`` approximation;
+* :func:`optimal_lambda_asymptotic` — the large-``d`` approximation of
+  :func:`slrlib.risk.optimal_lambda`, the inverse temperature that minimises the oracle risk;
 * :func:`excess_decay_rates` — exponential rates in ``d`` of the hard oracle's and the Bayes
   predictor's excess risks;
 * :func:`hard_oracle_error` and :func:`hard_oracle_risk` — the hard oracle (1) in closed form
@@ -46,7 +46,6 @@ __all__ = [
     "OracleRiskTerms",
     "oracle_excess_terms",
     "oracle_risk_terms",
-    "optimal_lambda",
     "optimal_lambda_asymptotic",
     "excess_decay_rates",
     "hard_oracle_error",
@@ -130,37 +129,8 @@ def oracle_risk_terms(lam, task: SLRTask) -> OracleRiskTerms:
     return oracle_excess_terms(lam, task.d, task.L, task.gamma)
 
 
-def optimal_lambda(task: SLRTask, bounds: tuple[float, float] = (1e-6, 1e2), xtol: float = 1e-10):
-    r"""The inverse temperature :math:`\lambda^\star = \arg\min_\lambda \mathcal R_\lambda(k^\star, v^\star)`.
-
-    Minimises the closed-form oracle risk (Theorem 1) over :math:`\log\lambda` in
-    ``bounds`` with Brent's bounded method (``scipy.optimize.minimize_scalar``). For
-    ``L >= 2`` the relevant term falls and the noise term rises with :math:`\lambda`, and the
-    sum has a single minimum in the cases we checked (the tests compare with a dense grid).
-    For ``L = 1`` there is no
-    noise term and the infimum is reached as :math:`\lambda \to \infty` (the upper bound
-    is returned).
-
-    Returns ``(lam_star, risk_at_lam_star)`` as floats.
-    """
-    task = check_task(task)
-    lo, hi = (float(b) for b in bounds)
-    if not (0.0 < lo < hi and math.isfinite(hi)):
-        raise ValueError(f"bounds must satisfy 0 < lo < hi < inf, got {bounds!r}")
-
-    def objective(log_lam: float) -> float:
-        terms = oracle_risk_terms(math.exp(log_lam), task)
-        return float(terms.relevant + terms.noise) + task.eps**2
-
-    res = optimize.minimize_scalar(
-        objective, bounds=(math.log(lo), math.log(hi)), method="bounded", options={"xatol": xtol}
-    )
-    lam_star = math.exp(res.x)
-    return lam_star, float(objective(res.x))
-
-
 def optimal_lambda_asymptotic(d: float, L: float, gamma: float = math.sqrt(0.5)) -> tuple[float, float]:
-    r"""Large-:math:`d` approximation of :func:`optimal_lambda` and of the minimal excess risk (our derivation).
+    r"""Large-:math:`d` approximation of :func:`slrlib.risk.optimal_lambda` and of the minimal excess risk (our derivation).
 
     For small :math:`\lambda` and large :math:`\lambda q`, the two terms of :func:`oracle_risk_terms` are
     :math:`\text{relevant} \approx \frac{2\gamma^2}{\pi}\frac{e^{-x}}{x}` (from

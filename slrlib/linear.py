@@ -45,7 +45,6 @@ __all__ = [
     "linear_risk_lower_bound",
     "oracle_risk_lengths",
     "best_oracle_lambdas",
-    "best_oracle_lambda",
     "RiskTable",
     "risk_table",
 ]
@@ -296,8 +295,7 @@ def oracle_risk_lengths(lam, L, task: SLRTask) -> np.ndarray:
 
     In Theorem 1's oracle risk the length enters only through the noise tokens,
     :math:`\mathcal R_\lambda(L) = \mathcal R_\lambda(1) + (L - 1)\,\zeta(0, \lambda)`, so one call of
-    :func:`slrlib.oracle_risk` at ``L = 1`` and :func:`slrlib.zeta` serve every ``L`` (a call of
-    ``oracle_risk`` per length would compile once per task). ``lam`` and ``L`` broadcast;
+    :func:`slrlib.oracle_risk` at ``L = 1`` and :func:`slrlib.zeta` serve a whole grid of ``L``. ``lam`` and ``L`` broadcast;
     the task's own ``L`` and ``probs`` are ignored (the risk does not depend on :math:`\pi`).
     """
     task = check_task(task)
@@ -333,13 +331,6 @@ def best_oracle_lambdas(task: SLRTask, L_values, lam_min: float = 1e-4, lam_max:
         lo = logs[rows, np.maximum(i - 1, 0)][:, None]
         hi = logs[rows, np.minimum(i + 1, n_grid - 1)][:, None]
     return np.exp(logs[rows, i]), risks[rows, i]
-
-
-def best_oracle_lambda(task: SLRTask, **kwargs) -> tuple[float, float]:
-    """``(lam, risk)``: :func:`best_oracle_lambdas` for the task's own ``L``."""
-    task = check_task(task)
-    lams, risks = best_oracle_lambdas(task, [task.L], **kwargs)
-    return float(lams[0]), float(risks[0])
 
 
 class RiskTable(NamedTuple):

@@ -17,6 +17,7 @@ from slrlib import (
     erf_attention,
     hard_oracle,
     monte_carlo_risk,
+    optimal_lambda,
     oracle_risk,
 )
 from slrlib.bayes import (
@@ -24,7 +25,6 @@ from slrlib.bayes import (
     hard_oracle_error,
     hard_oracle_risk,
     excess_decay_rates,
-    optimal_lambda,
     optimal_lambda_asymptotic,
     oracle_excess_terms,
     oracle_risk_terms,

@@ -12,12 +12,19 @@ import jax
 import matplotlib
 import numpy as np
 import pytest
-from scipy.optimize import minimize_scalar
 
 import slrlib
-from slrlib import SLRTask, best_linear_weights, linear_predictor, linear_risk, monte_carlo_risk, oracle_risk
+from slrlib import (
+    SLRTask,
+    best_linear_weights,
+    linear_predictor,
+    linear_risk,
+    monte_carlo_risk,
+    optimal_lambda,
+    oracle_risk,
+)
 from slrlib.linear import (
-    best_oracle_lambda,
+    best_oracle_lambdas,
     empirical_moments,
     group_lasso_fit,
     group_lasso_from_moments,
@@ -154,14 +161,15 @@ def test_lower_bound_through_max_probability(seed):
 
 
 @pytest.mark.parametrize("d,L", [(400, 10), (100, 300), (1600, 3)])
-def test_best_lambda_matches_scipy(d, L):
+def test_best_lambdas_grid_search_matches_brent(d, L):
+    # Two algorithms for the same minimiser: the vectorised grid zoom of best_oracle_lambdas
+    # and Brent's method of slrlib.risk.optimal_lambda.
     task = SLRTask(d=d, L=L)
-    lam, risk = best_oracle_lambda(task)
-    res = minimize_scalar(lambda t: float(oracle_risk(np.exp(t), task)), bounds=(np.log(1e-4), np.log(10.0)),
-                          method="bounded", options={"xatol": 1e-10})
-    assert risk <= res.fun + 1e-12
-    assert lam == pytest.approx(np.exp(res.x), rel=1e-3)
-    assert risk == pytest.approx(float(oracle_risk(lam, task)), abs=1e-14)
+    lams, risks = best_oracle_lambdas(task, [L])
+    lam_brent, risk_brent = optimal_lambda(task, bounds=(1e-4, 10.0))
+    assert risks[0] <= risk_brent + 1e-12
+    assert lams[0] == pytest.approx(lam_brent, rel=1e-3)
+    assert risks[0] == pytest.approx(float(oracle_risk(lams[0], task)), abs=1e-14)
 
 
 def test_risk_table_consistency():
@@ -190,7 +198,7 @@ def test_validation():
     with pytest.raises(ValueError, match="task must be an SLRTask"):
         linear_moments("task", k, v)
     with pytest.raises(ValueError, match="lam_min"):
-        best_oracle_lambda(task, lam_min=1.0, lam_max=0.5)
+        best_oracle_lambdas(task, [task.L], lam_min=1.0, lam_max=0.5)
 
 
 def test_plots_return_figures():
