@@ -212,13 +212,21 @@ def test_plots_return_figures():
                              mc={"L": [10], "linear": [0.48], "linear_se": [0.01],
                                  "attention": [0.1], "attention_se": [0.01]})
     assert isinstance(fig, Figure)
-    assert isinstance(plots.plot_risk_slider(table, 0.1, 10), Figure)
+    # the bold curves are the tabulated closed forms: linear (Prop. 3) and attention at its best λ
+    ydata = {line.get_label(): line.get_ydata() for line in fig.axes[0].lines}
+    np.testing.assert_allclose(ydata["best linear (Prop. 3, any $d$)"], table.linear)
+    np.testing.assert_allclose(ydata["attention, best $\\lambda$, $d=100$ (Thm. 1)"], table.best)
+    frame = plots.plot_risk_slider(table, 0.1, 10)
+    bars = [bar.get_height() for bar in frame.axes[1].patches]
+    np.testing.assert_allclose(bars[1:3], [table.oracle[1, 2], table.linear[2]])
     W = np.ones((2, 3))
     assert isinstance(plots.plot_fitted_weights({"a": (W, W, 0.1 * W)}), Figure)
     p = np.linspace(0.05, 1, 5)
     assert isinstance(plots.plot_linear_vs_max_prob(p, p, p, p, 0.5, 0.0, p, p), Figure)
-    with pytest.raises(IndexError):
+    with pytest.raises(ValueError, match="lam"):
         plots.plot_risk_slider(table, 0.3, 10)  # λ not tabulated
+    with pytest.raises(ValueError, match="L must"):
+        plots.plot_risk_slider(table, 0.1, 7)
     assert slrlib.__version__
 
 

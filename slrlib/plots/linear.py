@@ -159,8 +159,13 @@ def plot_risk_slider(table: RiskTable, lam: float, L: int):
 
     Kept light (plain-text labels, fixed layout) because the static book renders every frame.
     """
-    i = int(np.flatnonzero(np.isclose(table.lam, lam))[0])
-    j = int(np.flatnonzero(table.L == L)[0])
+    hits_lam = np.flatnonzero(np.isclose(table.lam, lam))
+    hits_L = np.flatnonzero(table.L == L)
+    if hits_lam.size == 0:
+        raise ValueError(f"lam must be one of the tabulated values {table.lam.tolist()}, got {lam!r}")
+    if hits_L.size == 0:
+        raise ValueError(f"L must be one of the tabulated lengths {table.L.tolist()}, got {L!r}")
+    i, j = int(hits_lam[0]), int(hits_L[0])
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(9.0, 3.6), gridspec_kw={"width_ratios": [1.5, 1]})
     fig.subplots_adjust(left=0.07, right=0.99, bottom=0.3, top=0.92, wspace=0.22)
     top = 1.3 * table.null
