@@ -62,3 +62,25 @@ def test_mimebundle_offers_static_and_live_versions():
     assert "text/html" in bundle and "slr-slider-figure" in bundle["text/html"]
     assert "application/vnd.jupyter.widget-view+json" in bundle
     plt.close("all")
+
+
+def test_live_widget_redraws_with_the_moved_values():
+    calls = []
+
+    def plot(a, b):
+        calls.append((a, b))
+        return colour_plot(a, b)
+
+    sf = slider_figure(plot, Slider("a", (0, 1, 2, 3)), Slider("b", (0, 1, 2)))
+    box = sf.widget()
+    sliders = box.children[:2]
+    # Only the grid is offered, so no invalid value is reachable.
+    assert [v for _, v in sliders[0].options] == [0, 1, 2, 3]
+    assert [v for _, v in sliders[1].options] == [0, 1, 2]
+    calls.clear()
+    sliders[0].value = 3
+    sliders[1].value = 0
+    assert calls == [(3, 1), (3, 0)]
+    with pytest.raises(Exception):
+        sliders[0].value = 7  # not an option: ipywidgets refuses it
+    plt.close("all")
