@@ -47,7 +47,8 @@ $(MATHJAX_STAMP):
 	if [ ! -f $(MATHJAX_TGZ) ]; then \
 		(cd .cache && npm pack --silent mathjax@$(MATHJAX_VERSION) >/dev/null); \
 	fi; \
-	echo "$(MATHJAX_SHA256)  $(MATHJAX_TGZ)" | sha256sum -c --quiet - ; \
+	echo "$(MATHJAX_SHA256)  $(MATHJAX_TGZ)" | sha256sum -c --quiet - \
+		|| { rm -f $(MATHJAX_TGZ); echo "mathjax: checksum mismatch, download removed" >&2; exit 1; }; \
 	rm -rf $(MATHJAX_DIR) .cache/mathjax-unpack; mkdir -p $(MATHJAX_DIR) .cache/mathjax-unpack; \
 	tar -xzf $(MATHJAX_TGZ) -C .cache/mathjax-unpack; \
 	for f in $(MATHJAX_FILES) ; do \

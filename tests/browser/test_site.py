@@ -60,6 +60,16 @@ def test_page_loads_nothing_from_the_network(page):
     assert network_loads(page.read_text(encoding="utf-8")) == []
 
 
+@pytest.mark.skipif(not PAGES, reason=f"{SITE} has no built book: run `make book` first")
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(SITE)))
+def test_page_has_one_copy_of_each_script_and_no_widget_state(page):
+    """book/_ext/offline_assets: inline scripts once each, no inert ipywidgets state."""
+    soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+    head = [str(s) for s in (soup.head or soup).find_all("script")]
+    assert len(head) == len(set(head)), "a script appears twice in <head>"
+    assert not soup.find_all("script", type="application/vnd.jupyter.widget-state+json")
+
+
 def test_static_css_loads_nothing_from_the_network(site):
     offenders = []
     for css in (site / "_static").rglob("*.css"):
