@@ -3,6 +3,7 @@
 #   make book    set up .venv (first use), execute every chapter, build HTML into _build/html
 #   make test    set up .venv (first use), library tests, then the same book build
 #   make bench   set up .venv (first use), run benchmarks/ (if any)
+#   make test    ... then the browser test (tests/browser, headless Chromium) on the built book
 #   make clean   remove _build/
 #
 # Only python3 (3.11) is needed beforehand; everything else is installed into .venv
@@ -15,6 +16,19 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
+# MathJax 3, served from the build (no CDN): the npm registry's package, fetched once at
+# install time into .cache/, checked against its SHA-256 and unpacked (only the files the
+# book needs) into _vendor/mathjax, which Sphinx copies to _build/html/_static/mathjax.
+# The version is set here only (mathjax_path in _config.yml names no version).
+MATHJAX_VERSION := 3.2.2
+MATHJAX_SHA256  := 1b9c0a1c44df864e915690558e72adb9cc5203360daefd385084ced3b6c64c09
+MATHJAX_TGZ     := .cache/mathjax-$(MATHJAX_VERSION).tgz
+MATHJAX_DIR     := _vendor/mathjax
+MATHJAX_STAMP   := $(MATHJAX_DIR)/.version-$(MATHJAX_VERSION)
+MATHJAX_FILES   := tex-chtml.js input/tex/extensions output/chtml/fonts/woff-v2 a11y ui
+# Headless Chromium for the browser test (Debian's package; installed when missing).
+CHROMIUM ?= chromium
+
 # Warnings are errors (-W), also for missing references (-n); --keep-going reports
 # every warning before failing; --all rebuilds (and so re-executes) every chapter.
 JB_FLAGS ?= --warningiserror --nitpick --keep-going --all
@@ -22,9 +36,33 @@ JB_FLAGS ?= --warningiserror --nitpick --keep-going --all
 PYTEST_ARGS ?=
 
 .DEFAULT_GOAL := book
-.PHONY: book test bench clean install
+.PHONY: book test bench clean install mathjax chromium
 
-install: $(STAMP)
+install: $(STAMP) $(MATHJAX_STAMP)
+
+mathjax: $(MATHJAX_STAMP)
+
+$(MATHJAX_STAMP):
+	@mkdir -p .cache; \
+	if [ ! -f $(MATHJAX_TGZ) ]; then \
+		(cd .cache && npm pack --silent mathjax@$(MATHJAX_VERSION) >/dev/null); \
+	fi; \
+	echo "$(MATHJAX_SHA256)  $(MATHJAX_TGZ)" | sha256sum -c --quiet - \
+		|| { rm -f $(MATHJAX_TGZ); echo "mathjax: checksum mismatch, download removed" >&2; exit 1; }; \
+	rm -rf $(MATHJAX_DIR) .cache/mathjax-unpack; mkdir -p $(MATHJAX_DIR) .cache/mathjax-unpack; \
+	tar -xzf $(MATHJAX_TGZ) -C .cache/mathjax-unpack; \
+	for f in $(MATHJAX_FILES) ; do \
+		mkdir -p $(MATHJAX_DIR)/$$(dirname $$f); \
+		cp -r .cache/mathjax-unpack/package/es5/$$f $(MATHJAX_DIR)/$$f; \
+	done; \
+	cp .cache/mathjax-unpack/package/LICENSE $(MATHJAX_DIR)/LICENSE; \
+	rm -rf .cache/mathjax-unpack; \
+	touch $@; \
+	echo "mathjax $(MATHJAX_VERSION): $$(du -sk $(MATHJAX_DIR) | cut -f1) KB in $(MATHJAX_DIR)"
+
+chromium:
+	@command -v $(CHROMIUM) >/dev/null || \
+		(apt-get update && apt-get install -y --no-install-recommends chromium)
 
 $(STAMP): requirements.lock pyproject.toml
 	@start=$$(date +%s); \
@@ -34,17 +72,22 @@ $(STAMP): requirements.lock pyproject.toml
 	touch $@; \
 	echo "install: $$(( $$(date +%s) - start )) s"
 
-book: $(STAMP)
+book: $(STAMP) $(MATHJAX_STAMP)
 	@start=$$(date +%s); \
 	$(VENV)/bin/jupyter-book build . $(JB_FLAGS); \
 	echo "book build: $$(( $$(date +%s) - start )) s"; \
 	echo "$(CURDIR)/_build/html/index.html"
 
-test: $(STAMP)
+# Library tests (tests/, not tests/browser), the book build, then the built site:
+# tests/browser (static checks of the HTML and headless Chromium) on _build/html.
+test: $(STAMP) $(MATHJAX_STAMP) chromium
 	@start=$$(date +%s); \
-	$(PY) -m pytest $(PYTEST_ARGS); \
+	$(PY) -m pytest --ignore=tests/browser $(PYTEST_ARGS); \
 	echo "pytest: $$(( $$(date +%s) - start )) s"
 	@$(MAKE) --no-print-directory book
+	@start=$$(date +%s); \
+	SLR_REQUIRE_BROWSER=1 $(PY) -m pytest tests/browser $(PYTEST_ARGS); \
+	echo "browser test: $$(( $$(date +%s) - start )) s"
 
 bench: $(STAMP)
 	@if [ -f benchmarks/__main__.py ]; then \

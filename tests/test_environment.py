@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from importlib import metadata
 from pathlib import Path
@@ -12,6 +13,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 LOCK = ROOT / "requirements.lock"
 ENV = ROOT / "environment.yml"
+POSTBUILD = ROOT / "postBuild"
 
 PIN = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)==(?P<version>[A-Za-z0-9.+!_-]+)$")
 GPU = re.compile(r"nvidia|cuda|cudnn|cublas|nccl|triton", re.IGNORECASE)
@@ -92,17 +94,24 @@ def test_environment_pins_python_311(env):
 def test_environment_pip_pins_equal_lock(env, lock):
     _, pip = conda_deps(env)
     options = [item for item in pip if item.startswith("-")]
-    assert "--extra-index-url https://download.pytorch.org/whl/cpu" in options
-    assert set(options) <= {
-        "--extra-index-url https://download.pytorch.org/whl/cpu",
-        "-e .",
-        ".",
-    }, options
-    assert any(item in (".", "-e .") for item in pip), "the project itself is not installed"
-    pins = parse_pins([item for item in pip if not item.startswith("-") and item != "."])
+    assert options == ["--extra-index-url https://download.pytorch.org/whl/cpu"], options
+    pins = parse_pins([item for item in pip if not item.startswith("-")])
     missing = {n: v for n, v in lock.items() if pins.get(n) != v}
     extra = {n: v for n, v in pins.items() if lock.get(n) != v}
     assert not missing and not extra, f"in lock only: {missing}; in environment.yml only: {extra}"
+
+
+def test_binder_installs_the_project_in_postbuild(env):
+    """Binder builds environment.yml before the repository is copied in, so the project
+    (`-e .`) is installed by the executable postBuild script, with no dependencies of its own."""
+    _, pip = conda_deps(env)
+    assert not [item for item in pip if item in (".", "-e .") or item.startswith("-e ")]
+    assert not (ROOT / "binder").exists(), "a binder/ folder would make Binder ignore the root files"
+    assert POSTBUILD.is_file(), "postBuild is missing"
+    assert os.access(POSTBUILD, os.X_OK), "postBuild must be executable"
+    text = POSTBUILD.read_text()
+    assert text.startswith("#!"), "postBuild needs a shebang line"
+    assert re.search(r"pip install --no-deps[^\n]* -e \.\s*$", text, re.MULTILINE), text
 
 
 def test_environment_has_no_gpu_packages(env):

@@ -45,6 +45,24 @@ def test_static_html_frames_follow_the_grid():
     assert inputs == [("3", "2"), ("2", "1")]
 
 
+def test_frames_are_palette_pngs_unless_transparent():
+    """Opaque frames are stored with a palette (light pages); transparent ones stay RGBA."""
+    from PIL import Image
+
+    from slrlib.widgets import _figure_png
+
+    def line_plot():
+        fig, ax = plt.subplots(figsize=(3, 2))
+        ax.plot(np.linspace(0, 1, 50), np.linspace(0, 1, 50) ** 2, lw=2)
+        return fig
+
+    opaque = _figure_png(line_plot(), 80)
+    assert Image.open(io.BytesIO(opaque)).mode == "P"
+    fig = line_plot()
+    fig.patch.set_alpha(0.0)
+    assert Image.open(io.BytesIO(_figure_png(fig, 80))).mode == "RGBA"
+
+
 def test_fixed_keywords_and_frame_validation():
     sf = slider_figure(colour_plot, Slider("a", (0, 1)), Slider("b", (0, 1)), scale=0.5)
     fig = sf.frame(a=1, b=1)

@@ -1,0 +1,117 @@
+"""The built book in headless Chromium (Debian's `chromium`, driven by Playwright).
+
+Pages are opened from disk (file:// URLs) with background networking off. Checks:
+every page loads with no console error, no uncaught exception and no request leaving
+the machine; math is typeset on the chapter-3 page; moving a kernel-free slider changes
+the figure shown; the search page answers. Screenshots go to _build/screenshots/.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from sitepaths import SCREENSHOTS, SITE, html_pages
+
+PAGES = html_pages()
+LOCAL_SCHEMES = ("file:", "data:", "blob:", "about:", "chrome-error:")
+
+
+class PageWatch:
+    """Console errors, uncaught exceptions and non-local requests of one page."""
+
+    def __init__(self, page):
+        self.errors: list[str] = []
+        self.requests: list[str] = []
+        page.on("console", lambda m: m.type == "error" and self.errors.append(f"console: {m.text}"))
+        page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
+        page.on("requestfailed", lambda r: self.errors.append(f"request failed: {r.url} {r.failure}"))
+        page.on("request", lambda r: r.url.startswith(LOCAL_SCHEMES) or self.requests.append(r.url))
+
+
+def open_page(context, path: str):
+    page = context.new_page()
+    watch = PageWatch(page)
+    page.goto((SITE / path).as_uri() if "?" not in path else (SITE / path.split("?")[0]).as_uri() + "?" + path.split("?", 1)[1])
+    page.wait_for_load_state("load")
+    return page, watch
+
+
+def wait_for_mathjax(page):
+    """Returns once MathJax, where the page loads it, has typeset the page."""
+    if page.locator('script[src*="mathjax"]').count() == 0:
+        return
+    page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=30_000)
+    page.evaluate("() => MathJax.startup.promise.then(() => true)")
+
+
+def shot_name(rel: str) -> str:
+    return rel.replace("/", "__").replace(".html", ".png")
+
+
+@pytest.mark.skipif(not PAGES, reason=f"{SITE} has no built book: run `make book` first")
+@pytest.mark.parametrize("rel", [str(p.relative_to(SITE)) for p in PAGES])
+def test_page_loads_without_errors(browser_context, rel):
+    page, watch = open_page(browser_context, rel)
+    try:
+        wait_for_mathjax(page)
+        page.wait_for_timeout(300)
+        page.screenshot(path=str(SCREENSHOTS / shot_name(rel)), full_page=False)
+        assert watch.errors == [], f"{rel}: {watch.errors}"
+        assert watch.requests == [], f"{rel} requested from the network: {watch.requests}"
+    finally:
+        page.close()
+
+
+def test_math_is_typeset_on_chapter_3(browser_context):
+    page, watch = open_page(browser_context, "book/03_oracle_risk.html")
+    try:
+        wait_for_mathjax(page)
+        assert page.evaluate("MathJax.version").startswith("3.")
+        n = page.locator("article mjx-container").count()
+        assert n >= 20, f"only {n} typeset formulas"
+        text = page.locator("article").inner_text()
+        for raw in ("$$", "\\(", "\\[", "\\begin{"):
+            assert raw not in text, f"untypeset {raw!r} in the chapter text"
+        page.locator("mjx-container[display='true']").first.scroll_into_view_if_needed()
+        page.screenshot(path=str(SCREENSHOTS / "math_03_oracle_risk.png"))
+        assert watch.errors == [] and watch.requests == []
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize("rel", ["book/03_oracle_risk.html", "book/05_linear.html"])
+def test_static_slider_changes_the_figure(browser_context, rel):
+    page, watch = open_page(browser_context, rel)
+    try:
+        figures = page.locator(".slr-slider-figure")
+        assert figures.count() >= 1, f"{rel} has no kernel-free slider"
+        figure = figures.first
+        slider = figure.locator("input[type=range]").first
+        image = figure.locator("img").first
+        figure.scroll_into_view_if_needed()
+        before_src = image.get_attribute("src")
+        before_readout = figure.locator("output").first.inner_text()
+        lo, hi, value = (int(slider.get_attribute(a)) for a in ("min", "max", "value"))
+        slider.focus()
+        page.keyboard.press("End" if value < hi else "Home")  # a real key press moves the range
+        assert int(slider.input_value()) in (lo, hi) and int(slider.input_value()) != value
+        after_src = image.get_attribute("src")
+        assert after_src != before_src, "moving the slider did not change the figure"
+        assert after_src.startswith("data:image/png;base64,")
+        assert figure.locator("output").first.inner_text() != before_readout
+        page.screenshot(path=str(SCREENSHOTS / ("slider_" + shot_name(rel))))
+        assert watch.errors == [] and watch.requests == []
+    finally:
+        page.close()
+
+
+def test_search_page_answers(browser_context):
+    page, watch = open_page(browser_context, "search.html?q=attention")
+    try:
+        results = page.locator("#search-results ul.search li")
+        results.first.wait_for(timeout=30_000)
+        assert results.count() >= 1
+        page.screenshot(path=str(SCREENSHOTS / "search_attention.png"))
+        assert watch.errors == [] and watch.requests == []
+    finally:
+        page.close()

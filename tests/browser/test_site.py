@@ -1,0 +1,126 @@
+"""The built book is self-contained: no script, style, font or image from the network.
+
+Static checks of every page of _build/html (BeautifulSoup) and of the CSS it ships.
+Plain outward links (<a href="https://...">) are allowed; anything the browser loads by
+itself (script src, stylesheet/preload/icon links, img/iframe/source src, CSS url() and
+@import) must be a relative path or a data: URL.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from bs4 import BeautifulSoup
+
+from sitepaths import SITE, html_pages
+
+NETWORK = re.compile(r"^\s*(https?:)?//", re.IGNORECASE)
+CSS_URL = re.compile(r"""(?:url\(\s*['"]?|@import\s+['"])([^'")\s]+)""", re.IGNORECASE)
+LOADED_LINK_RELS = {"stylesheet", "preload", "modulepreload", "prefetch", "icon", "shortcut", "apple-touch-icon", "manifest"}
+PAGES = html_pages()
+
+
+def network_loads(html: str) -> list[str]:
+    soup = BeautifulSoup(html, "html.parser")
+    found = []
+    for tag in soup.find_all(["script", "img", "iframe", "source", "audio", "video", "embed", "track", "input"]):
+        for attr in ("src", "srcset", "poster"):
+            value = tag.get(attr)
+            if value and NETWORK.match(value):
+                found.append(f"<{tag.name} {attr}={value}>")
+    for tag in soup.find_all("object"):
+        if tag.get("data") and NETWORK.match(tag["data"]):
+            found.append(f"<object data={tag['data']}>")
+    for tag in soup.find_all("link"):
+        rels = {r.lower() for r in tag.get("rel", [])}
+        href = tag.get("href", "")
+        if rels & LOADED_LINK_RELS and NETWORK.match(href):
+            found.append(f"<link rel={' '.join(sorted(rels))} href={href}>")
+    css = [t.get_text() for t in soup.find_all("style")] + [t["style"] for t in soup.find_all(style=True)]
+    for text in css:
+        found += [f"CSS url {u}" for u in CSS_URL.findall(text) if NETWORK.match(u)]
+    return found
+
+
+def test_network_loads_detected():
+    """The checker itself: it sees each kind of network load and allows plain links."""
+    html = (
+        '<script src="https://cdn.example/x.js"></script><link rel="stylesheet" href="//cdn/x.css">'
+        '<img src="http://x/y.png"><style>@font-face{src:url(https://f/x.woff2)}</style>'
+        '<a href="https://arxiv.org/abs/2410.01537">paper</a><script src="_static/ok.js"></script>'
+        '<img src="data:image/png;base64,AAAA">'
+    )
+    assert len(network_loads(html)) == 4
+
+
+@pytest.mark.skipif(not PAGES, reason=f"{SITE} has no built book: run `make book` first")
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(SITE)))
+def test_page_loads_nothing_from_the_network(page):
+    assert network_loads(page.read_text(encoding="utf-8")) == []
+
+
+@pytest.mark.skipif(not PAGES, reason=f"{SITE} has no built book: run `make book` first")
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(SITE)))
+def test_page_has_one_copy_of_each_script_and_no_widget_state(page):
+    """book/_ext/offline_assets: inline scripts once each, no inert ipywidgets state."""
+    soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+    head = [str(s) for s in (soup.head or soup).find_all("script")]
+    assert len(head) == len(set(head)), "a script appears twice in <head>"
+    assert not soup.find_all("script", type="application/vnd.jupyter.widget-state+json")
+
+
+def test_static_css_loads_nothing_from_the_network(site):
+    offenders = []
+    for css in (site / "_static").rglob("*.css"):
+        for url in CSS_URL.findall(css.read_text(encoding="utf-8", errors="replace")):
+            if NETWORK.match(url):
+                offenders.append(f"{css.relative_to(site)}: {url}")
+    assert offenders == []
+
+
+def test_mathjax_is_served_from_the_build(site):
+    page = site / "book" / "03_oracle_risk.html"
+    soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+    sources = [s["src"] for s in soup.find_all("script", src=True) if "mathjax" in s["src"].lower()]
+    assert len(sources) == 1, sources
+    assert not NETWORK.match(sources[0])
+    script = (page.parent / sources[0].split("?")[0]).resolve()
+    assert script == (site / "_static" / "mathjax" / "tex-chtml.js").resolve()
+    assert script.is_file()
+    fonts = list((site / "_static" / "mathjax" / "output" / "chtml" / "fonts" / "woff-v2").glob("*.woff"))
+    assert fonts, "MathJax's CHTML fonts are not in the build"
+
+
+def test_every_chapter_has_a_binder_launch_button(site):
+    for page in sorted((site / "book").glob("0*.html")):
+        soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        links = [a["href"] for a in soup.find_all("a", href=True) if a["href"].startswith("https://mybinder.org/v2/")]
+        assert links, f"{page.name} has no Binder launch button"
+
+
+def test_every_chapter_is_downloadable_as_ipynb(site):
+    """The header's download menu offers the executed notebook (.ipynb) of each chapter."""
+    import nbformat
+
+    for page in sorted((site / "book").glob("0*.html")):
+        soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        links = [a["href"] for a in soup.find_all("a", href=True) if a["href"].endswith(page.stem + ".ipynb")]
+        assert links, f"{page.name} offers no .ipynb download"
+        notebook = (page.parent / links[0]).resolve()
+        assert notebook.is_file(), f"{page.name}: {links[0]} is not in the build"
+        nb = nbformat.read(notebook, as_version=4)
+        nbformat.validate(nb)
+        code = [c for c in nb.cells if c.cell_type == "code"]
+        assert code and any("slrlib" in c.source for c in code), f"{notebook.name} has no slrlib code"
+        assert nb.metadata.get("kernelspec", {}).get("language") == "python"
+
+
+PAGE_BUDGET_KB = 1024
+
+
+@pytest.mark.skipif(not PAGES, reason=f"{SITE} has no built book: run `make book` first")
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(SITE)))
+def test_page_weight_within_budget(page):
+    """Every page, slider frames included, stays under 1 MB (heaviest chapter: about 0.6 MB)."""
+    assert page.stat().st_size <= PAGE_BUDGET_KB * 1024, f"{page.name}: {page.stat().st_size // 1024} KB"
