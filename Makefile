@@ -1,9 +1,9 @@
 # Single-location regression: an executable textbook.
 #
 #   make book    set up .venv (first use), execute every chapter, build HTML into _build/html
-#   make test    set up .venv (first use), library tests, then the same book build
+#   make test    set up .venv (first use), library tests, the same book build, then the
+#                browser test (tests/browser: static checks and headless Chromium) on it
 #   make bench   set up .venv (first use), run benchmarks/ (if any)
-#   make test    ... then the browser test (tests/browser, headless Chromium) on the built book
 #   make clean   remove _build/
 #
 # Only python3 (3.11) is needed beforehand; everything else is installed into .venv
