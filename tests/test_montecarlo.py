@@ -19,13 +19,13 @@ BATCH = 5_000
 
 
 @pytest.fixture(scope="module")
-def task():
-    return SLRTask(d=6, L=4, gamma=0.8, eps=0.3)
+def task(small_task):
+    return small_task  # conftest: SLRTask(d=6, L=4, gamma=0.8, eps=0.3)
 
 
 @pytest.fixture(scope="module")
-def dirs(task):
-    return task.oracle_directions(jax.random.key(5))
+def dirs(small_directions):
+    return small_directions
 
 
 def test_mean_with_stderr_matches_numpy():

@@ -34,14 +34,14 @@ BATCH = 10_000
 
 
 @pytest.fixture(scope="module")
-def mc_task():
-    # Small d so that neither rule is trivially perfect or at chance.
-    return SLRTask(d=6, L=4, gamma=0.8, eps=0.3)
+def mc_task(small_task):
+    # conftest's small task (d = 6): neither rule is trivially perfect or at chance.
+    return small_task
 
 
 @pytest.fixture(scope="module")
-def mc_dirs(mc_task):
-    return mc_task.oracle_directions(jax.random.key(7))
+def mc_dirs(small_directions):
+    return small_directions
 
 
 @pytest.fixture(scope="module")
