@@ -7,6 +7,9 @@ regression*, ICLR 2025. Modules (one concern each):
 * :mod:`slrlib.gaussian` — Gaussian expectations of erf, ζ(t, s) in closed form;
 * :mod:`slrlib.predictors` — oracle, softmax and erf attention, linear, Bayes;
 * :mod:`slrlib.risk` — closed-form risks (Theorem 1, Lemma 6, Proposition 3) and Monte Carlo;
+* :mod:`slrlib.dynamics` — projected gradient descent (Definition 1), the reduced map (Lemma 7);
+* :mod:`slrlib.experiments` — the paper's PGD experiments by name;
+* :mod:`slrlib.figures` — every figure of chapters 6–8 by name (``python -m slrlib figure``);
 * :mod:`slrlib.widgets` — sliders, live and kernel-free;
 * :mod:`slrlib.plots` — one function per figure of the book.
 
@@ -18,7 +21,7 @@ import jax as _jax
 
 _jax.config.update("jax_enable_x64", True)
 
-from slrlib import gaussian, predictors, risk, task, widgets  # noqa: E402
+from slrlib import dynamics, experiments, gaussian, predictors, risk, task, widgets  # noqa: E402
 from slrlib.gaussian import zeta  # noqa: E402
 from slrlib.predictors import (  # noqa: E402
     bayes_posterior,
@@ -71,6 +74,8 @@ __all__ = [
     "monte_carlo_risk",
     "Slider",
     "slider_figure",
+    "dynamics",
+    "experiments",
     "gaussian",
     "predictors",
     "risk",

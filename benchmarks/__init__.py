@@ -1,0 +1,1 @@
+"""Benchmarks behind ``make bench`` (``python -m benchmarks``)."""

@@ -1,0 +1,43 @@
+"""Command line: ``python -m slrlib figure NAME [NAME ...] --out DIR`` and ``python -m slrlib figure --list``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m slrlib", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    fig = sub.add_parser("figure", help="regenerate figures of the book (PDF, PNG and the plotted data as CSV)")
+    fig.add_argument("names", nargs="*", metavar="NAME", help="figure names (see --list), or 'all'")
+    fig.add_argument("--out", default="figures", help="output directory (default: ./figures)")
+    fig.add_argument("--list", action="store_true", help="list the figure names and exit")
+    fig.add_argument("--dpi", type=int, default=150, help="PNG resolution (default: 150)")
+    args = parser.parse_args(argv)
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from slrlib import figures
+
+    if args.list:
+        for name in figures.names():
+            spec = figures.get(name)
+            print(f"{name:<14} chapter {spec.chapter:<3} {spec.title}")
+        return 0
+    if not args.names:
+        parser.error("figure: give at least one NAME, 'all', or --list")
+    wanted = figures.names() if args.names == ["all"] else args.names
+    unknown = [n for n in wanted if n not in figures.names()]
+    if unknown:
+        parser.error(f"unknown figure name(s) {unknown}; known: {figures.names()}")
+    for name in wanted:
+        info = figures.write_figure(name, args.out, dpi=args.dpi)
+        paths = ", ".join(str(p) for p in info["paths"])
+        print(f"{name}: computed in {info['compute_seconds']:.1f} s, wrote {paths}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

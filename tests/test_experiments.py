@@ -1,0 +1,189 @@
+"""Named PGD experiments, the figure registry and ``python -m slrlib figure``.
+
+The configurations are checked against the paper's parameters as math.md §6 restates
+them (a second source, typed here independently); runs use scaled-down copies so the
+file stays fast.
+"""
+
+import csv
+import math
+
+import jax
+import matplotlib
+import numpy as np
+import pytest
+
+matplotlib.use("Agg")
+
+from slrlib import dynamics, experiments, figures  # noqa: E402
+from slrlib.__main__ import main  # noqa: E402
+from slrlib.experiments import PGD_CONFIGS, PGDConfig, pgd_table, recovered, run_pgd_experiment, trajectory_runs  # noqa: E402
+
+# math.md §6 (the authors' published configuration): init, lambda, schedule, alpha, steps, log_every.
+PAPER = {
+    "fig4b": ("manifold", 0.1, "constant", 4e-3, 20_000, 200),
+    "fig7a": ("sphere", 0.9, "constant", 1e-3, 120_000, 300),
+    "fig7b": ("sphere", 0.1, "constant", 4e-3, 20_000, 200),
+    "fig4a": ("sphere", 1.0, "paper", 4e-3, 120_000, 300),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PAPER))
+def test_configs_are_the_papers(name):
+    cfg = PGD_CONFIGS[name]
+    init, lam, schedule, alpha, n_steps, log_every = PAPER[name]
+    assert (cfg.init, cfg.lam, cfg.schedule, cfg.alpha, cfg.n_steps, cfg.log_every) == (
+        init, lam, schedule, alpha, n_steps, log_every)
+    assert (cfg.d, cfg.L, cfg.n_runs) == (400, 10, 30)
+    assert cfg.gamma == pytest.approx(math.sqrt(0.5), abs=1e-15)
+    assert cfg.run_steps == 30 * n_steps
+
+
+def test_total_run_steps_match_the_paper():
+    # 8.4 million PGD run-steps for the four figures (design.md's anchor).
+    assert sum(c.run_steps for c in PGD_CONFIGS.values()) == 8_400_000
+
+
+def small(name, **kw):
+    base = dict(d=12, L=3, n_runs=5, n_steps=400, log_every=40)
+    base.update(kw)
+    return PGD_CONFIGS[name].scaled(**base)
+
+
+def test_run_is_deterministic_and_seeded():
+    a = run_pgd_experiment(small("fig7b"))
+    b = run_pgd_experiment(small("fig7b"))
+    np.testing.assert_array_equal(np.asarray(a.result.kappa), np.asarray(b.result.kappa))
+    c = run_pgd_experiment(small("fig7b", seed=1))
+    assert not np.allclose(np.asarray(a.result.kappa), np.asarray(c.result.kappa))
+
+
+def test_sphere_configs_share_initialisations():
+    # Same seed: fig4a, fig7a, fig7b start from the same 30 pairs, so they differ only by
+    # lambda_t and alpha; the first logged overlaps (step 0) are therefore identical.
+    runs = [run_pgd_experiment(small(n)) for n in ("fig4a", "fig7a", "fig7b")]
+    for r in runs[1:]:
+        for f in ("kappa", "nu", "theta", "eta", "rho"):
+            np.testing.assert_array_equal(np.asarray(getattr(r.result, f))[:, 0],
+                                          np.asarray(getattr(runs[0].result, f))[:, 0])
+
+
+def test_manifold_config_starts_and_stays_on_M():
+    exp = run_pgd_experiment(small("fig4b"))
+    assert float(np.max(exp.result.distance)) < 1e-13
+
+
+def test_schedule_is_applied():
+    exp = run_pgd_experiment(small("fig4a"))
+    np.testing.assert_allclose(exp.result.lam, 1.0 / (1.0 + 1e-4 * exp.result.steps), rtol=0, atol=1e-15)
+
+
+def test_run_matches_direct_pgd_call():
+    cfg = small("fig7a")
+    exp = run_pgd_experiment(cfg)
+    k_star, v_star, k0, v0 = experiments._initialisation(cfg, jax.random.key(cfg.seed))
+    direct = dynamics.pgd_dense(k0, v0, k_star, v_star, cfg.task, lam=cfg.lam, alpha=cfg.alpha,
+                                n_steps=cfg.n_steps, schedule=cfg.schedule, log_every=cfg.log_every)
+    np.testing.assert_allclose(np.asarray(exp.result.nu), np.asarray(direct.nu), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(exp.excess_risk, np.asarray(direct.risk) - cfg.task.eps**2, rtol=0, atol=1e-12)
+
+
+def test_table_is_tidy():
+    exp = run_pgd_experiment(small("fig7b"))
+    table = pgd_table(exp)
+    n_runs, n_log = np.asarray(exp.result.kappa).shape
+    assert {len(v) for v in table.values()} == {n_runs * n_log}
+    # Row (run i, logged step j) is at i * n_log + j.
+    i, j = 3, 4
+    row = i * n_log + j
+    assert table["run"][row] == i and table["step"][row] == exp.result.steps[j]
+    assert table["nu"][row] == np.asarray(exp.result.nu)[i, j]
+    assert table["distance"][row] == pytest.approx(math.sqrt(
+        table["theta"][row] ** 2 + table["eta"][row] ** 2 + table["rho"][row] ** 2), abs=1e-15)
+
+
+def _fake_result(kappa_end, nu_end):
+    n = len(kappa_end)
+    col = lambda end: np.column_stack([np.zeros(n), np.asarray(end, float)])  # noqa: E731
+    z = np.zeros((n, 2))
+    return dynamics.PGDResult(np.array([0, 1]), np.array([1.0, 1.0]), col(kappa_end), col(nu_end),
+                              z, z, z, z, z, np.zeros((n, 3)), np.zeros((n, 3)))
+
+
+def test_recovered_and_trajectory_runs():
+    r = _fake_result([0.99, -0.999, 0.0, 0.99, 0.3], [1.0, -0.98, 0.0, 0.5, 0.99])
+    np.testing.assert_array_equal(recovered(r), [True, True, False, False, False])
+    assert trajectory_runs(r) == [0, 2]  # first success and first failure
+    assert trajectory_runs(_fake_result([1.0, 1.0, 1.0], [1.0, 1.0, 1.0])) == [0, 1]
+
+
+def test_bad_config_name():
+    with pytest.raises(ValueError, match="config"):
+        run_pgd_experiment("fig99")
+    with pytest.raises(ValueError, match="init"):
+        PGDConfig("x", "x", "ball", 0.1, "constant", 1e-3, 10, 1)
+
+
+# ----------------------------------------------------------------------------- figures / CLI
+@pytest.fixture
+def tiny_figure(monkeypatch):
+    """A registered figure spec on a scaled-down configuration (full scale takes seconds)."""
+    from slrlib.plots.dynamics import plot_pgd_panels
+
+    cfg = small("fig7b")
+    spec = figures.FigureSpec("tiny7b", "tiny", 8, lambda: run_pgd_experiment(cfg), plot_pgd_panels, pgd_table)
+    figures._load()
+    monkeypatch.setitem(figures._REGISTRY, "tiny7b", spec)
+    return spec
+
+
+def test_registry_has_every_pgd_figure():
+    assert {"fig4a", "fig4b", "fig7a", "fig7b"} <= set(figures.names())
+    assert figures.get("fig4b").chapter == 7
+    with pytest.raises(ValueError, match="name"):
+        figures.get("nope")
+
+
+def test_write_figure_round_trip(tmp_path, tiny_figure):
+    info = figures.write_figure("tiny7b", tmp_path)
+    pdf, png, csv_path = info["paths"]
+    assert pdf.read_bytes().startswith(b"%PDF") and png.read_bytes().startswith(b"\x89PNG")
+    table = pgd_table(tiny_figure.compute())
+    with open(csv_path) as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == len(table["run"])
+    for name, col in table.items():
+        back = np.array([float(r[name]) for r in rows])
+        np.testing.assert_array_equal(back, np.asarray(col, dtype=float))  # 17 digits: exact
+
+
+def test_pdf_is_reproducible(tmp_path, tiny_figure):
+    a = figures.write_figure("tiny7b", tmp_path / "a")["paths"]
+    b = figures.write_figure("tiny7b", tmp_path / "b")["paths"]
+    assert a[0].read_bytes() == b[0].read_bytes()
+    assert a[2].read_bytes() == b[2].read_bytes()
+
+
+def test_write_csv_rejects_ragged(tmp_path):
+    with pytest.raises(ValueError, match="table"):
+        figures.write_csv({"a": np.arange(3), "b": np.arange(4)}, tmp_path / "x.csv")
+
+
+def test_cli_list(capsys):
+    assert main(["figure", "--list"]) == 0
+    out = capsys.readouterr().out
+    for name in figures.names():
+        assert name in out
+
+
+def test_cli_writes(tmp_path, tiny_figure, capsys):
+    assert main(["figure", "tiny7b", "--out", str(tmp_path)]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tiny7b.csv", "tiny7b.pdf", "tiny7b.png"]
+
+
+def test_cli_rejects_unknown_and_empty(tmp_path):
+    with pytest.raises(SystemExit) as err:
+        main(["figure", "fig99", "--out", str(tmp_path)])
+    assert err.value.code == 2
+    with pytest.raises(SystemExit):
+        main(["figure"])
