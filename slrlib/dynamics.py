@@ -96,6 +96,18 @@ def _check_steps(n_steps, log_every) -> tuple[int, int]:
     return n_steps, log_every
 
 
+def _check_point(x, name) -> float:
+    """One coordinate of one point of the square [-1, 1]^2, as a float."""
+    x = _check_interval(x, name)
+    if np.ndim(x) != 0:
+        raise ValueError(f"{name} must be a scalar (one point), got shape {np.shape(x)}")
+    return float(x)
+
+
+def _check_tol(tol) -> float:
+    return check_real_scalar(tol, "tol", minimum=0.0, strict=True)
+
+
 def _check_interval(x, name):
     x = as_float_array(x, name)
     check_finite(x, name)
@@ -113,9 +125,12 @@ def inverse_temperature(lam, steps, schedule: str = "constant"):
     """
     _check_schedule(schedule)
     lam = check_real_scalar(lam, "lam", minimum=0.0, strict=True)
-    steps = np.asarray(steps)
-    if np.any(steps < 0):
-        raise ValueError(f"steps must be >= 0, got {steps}")
+    try:
+        steps = np.asarray(steps, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"steps must be an array of step indices >= 0, got {steps!r}") from None
+    if not np.all(np.isfinite(steps)) or np.any(steps < 0):
+        raise ValueError(f"steps must be finite and >= 0, got {steps}")
     return np.asarray(_lam_t(lam, jnp.asarray(steps, dtype=float), schedule))
 
 
@@ -158,7 +173,10 @@ def init_on_manifold(key, n_runs: int, k_star, v_star):
     v = jax.random.normal(v_key, (n_runs, d))
     v = v - (v @ k_star)[:, None] * k_star
     k_perp = k - (k @ k_star)[:, None] * k_star
-    k_perp = k_perp / jnp.linalg.norm(k_perp, axis=-1, keepdims=True)
+    norm = jnp.linalg.norm(k_perp, axis=-1, keepdims=True)
+    # When k = ±k* (always so for d = 2) there is no part of k orthogonal to k*: v is
+    # already orthogonal to k and must not be projected on a normalised round-off vector.
+    k_perp = jnp.where(norm > 1e-12, k_perp / jnp.where(norm > 1e-12, norm, 1.0), 0.0)
     v = v - jnp.sum(v * k_perp, axis=-1, keepdims=True) * k_perp
     v = v / jnp.linalg.norm(v, axis=-1, keepdims=True)
     return k, v
@@ -203,7 +221,12 @@ def _check_pgd_inputs(k0, v0, k_star, v_star, task, lam, alpha, n_steps, log_eve
     alpha = check_real_scalar(alpha, "alpha", minimum=0.0, strict=True)
     n_steps, log_every = _check_steps(n_steps, log_every)
     schedule = _check_schedule(schedule)
-    batch = jnp.broadcast_shapes(k0.shape[:-1], v0.shape[:-1])
+    try:
+        batch = jnp.broadcast_shapes(k0.shape[:-1], v0.shape[:-1])
+    except ValueError:
+        raise ValueError(
+            f"k0 and v0 must have broadcastable leading (run) axes, got shapes {k0.shape} and {v0.shape}"
+        ) from None
     k0 = jnp.broadcast_to(k0, batch + (task.d,))
     v0 = jnp.broadcast_to(v0, batch + (task.d,))
     return task, k0, v0, k_star, v_star, lam, alpha, n_steps, log_every, schedule, batch
@@ -541,10 +564,16 @@ def stationary_points(lam: float, task: SLRTask, *, n_starts: int = 21, tol: flo
     solutions inside the square are merged when closer than ``1e-6``. Proposition 9 says the
     result is the four corners and :math:`(0, 0)`; this function does not assume it.
     Returns an array of shape (m, 2), sorted.
+
+    Limitation: when :math:`\lambda\sqrt{d/2}` is large, erf saturates and the left-hand
+    sides of (14) fall below ``tol`` along whole stretches of the edges :math:`\nu = \pm 1`
+    (e.g. :math:`\lambda \ge 0.5` at :math:`d = 400`): Newton's method then also returns
+    points there that solve (14) only to round-off. Chapter 7 shows them and their residuals.
     """
     task = check_task(task)
     lam = check_real_scalar(lam, "lam", minimum=0.0, strict=True)
     n_starts = check_positive_int(n_starts, "n_starts")
+    tol = _check_tol(tol)
     if n_starts < 2:
         raise ValueError(f"n_starts must be >= 2, got {n_starts}")
     d, gamma = float(task.d), task.gamma
@@ -587,7 +616,7 @@ def manifold_hessian(kappa, nu, lam, task: SLRTask) -> np.ndarray:
     """
     task = check_task(task)
     lam = check_real_scalar(lam, "lam", minimum=0.0, strict=True)
-    x = jnp.array([float(_check_interval(kappa, "kappa")), float(_check_interval(nu, "nu"))])
+    x = jnp.array([_check_point(kappa, "kappa"), _check_point(nu, "nu")])
     f = lambda x: _risk_core(x[0], x[1], 0.0, 0.0, 0.0, lam, float(task.d), float(task.L), task.gamma, task.eps)  # noqa: E731
     return np.asarray(jax.hessian(f)(x))
 
@@ -605,8 +634,8 @@ def riemannian_hessian(kappa, nu, lam, task: SLRTask) -> np.ndarray:
     """
     task = check_task(task)
     lam = check_real_scalar(lam, "lam", minimum=0.0, strict=True)
-    kappa = float(np.clip(float(_check_interval(kappa, "kappa")), -1.0, 1.0))
-    nu = float(np.clip(float(_check_interval(nu, "nu")), -1.0, 1.0))
+    kappa = float(np.clip(_check_point(kappa, "kappa"), -1.0, 1.0))
+    nu = float(np.clip(_check_point(nu, "nu"), -1.0, 1.0))
     angles = jnp.array([math.acos(kappa), math.acos(nu)])
     f = lambda a: _risk_core(jnp.cos(a[0]), jnp.cos(a[1]), 0.0, 0.0, 0.0, lam, float(task.d), float(task.L), task.gamma, task.eps)  # noqa: E731
     return np.asarray(jax.hessian(f)(angles))
@@ -621,7 +650,7 @@ def reduced_jacobian(kappa, nu, lam, alpha, task: SLRTask) -> np.ndarray:
     task = check_task(task)
     lam = check_real_scalar(lam, "lam", minimum=0.0, strict=True)
     alpha = check_real_scalar(alpha, "alpha", minimum=0.0, strict=True)
-    x = jnp.array([float(_check_interval(kappa, "kappa")), float(_check_interval(nu, "nu"))])
+    x = jnp.array([_check_point(kappa, "kappa"), _check_point(nu, "nu")])
     f = lambda x: jnp.stack(_F(x[0], x[1], lam, alpha, float(task.d), task.gamma))  # noqa: E731
     return np.asarray(jax.jacfwd(f)(x))
 
@@ -657,6 +686,7 @@ def classify_limits(kappa, nu, *, tol: float = 1e-3) -> np.ndarray:
     (recovery), 2 for :math:`(1,-1)` or :math:`(-1, 1)`, and -1 when the point is farther
     than ``tol`` from all five (not converged).
     """
+    tol = _check_tol(tol)
     kappa = np.asarray(kappa, dtype=float)
     nu = np.asarray(nu, dtype=float)
     labels = np.full(np.broadcast(kappa, nu).shape, -1, dtype=int)

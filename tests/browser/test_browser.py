@@ -79,7 +79,7 @@ def test_math_is_typeset_on_chapter_3(browser_context):
         page.close()
 
 
-@pytest.mark.parametrize("rel", ["book/03_oracle_risk.html", "book/05_linear.html"])
+@pytest.mark.parametrize("rel", ["book/03_oracle_risk.html", "book/05_linear.html", "book/07_theorem5.html", "book/08_beyond_manifold.html"])
 def test_static_slider_changes_the_figure(browser_context, rel):
     page, watch = open_page(browser_context, rel)
     try:
