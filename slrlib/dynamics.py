@@ -19,7 +19,7 @@ r"""Projected gradient descent on the closed-form risk (Section 5 of Marion et a
 + \partial_\rho\mathcal R\,v` and :math:`\nabla_v\mathcal R = \partial_\nu\mathcal R\,v^\star
 + \partial_\theta\mathcal R\,k^\star + \partial_\rho\mathcal R\,k`, so every iterate stays in
 :math:`\operatorname{span}\{k^\star, v^\star, k_0, v_0\}`, of dimension at most 4
-(``math.md`` §5). :func:`pgd` computes an orthonormal basis of that span once per run (a QR
+(our observation). :func:`pgd` computes an orthonormal basis of that span once per run (a QR
 factorisation) and iterates the coordinates: the arithmetic is the same as in
 :math:`\mathbb R^d` (no approximation), the cost of a step does not depend on :math:`d`,
 and all runs advance together inside one compiled loop (``jax.lax.scan``).
@@ -156,7 +156,7 @@ def init_uniform(key, n_runs: int, d: int):
 def init_on_manifold(key, n_runs: int, k_star, v_star):
     r"""``n_runs`` random pairs :math:`(k_0, v_0)` on the manifold :math:`\mathcal M` (eq. 11).
 
-    As in the paper's code (``math.md`` §5): :math:`k` uniform, then orthogonalised against
+    As in the paper's code (our observation): :math:`k` uniform, then orthogonalised against
     :math:`v^\star`; :math:`v` uniform, orthogonalised against :math:`k^\star` and against the
     part of :math:`k` orthogonal to :math:`k^\star`; both normalised. Then
     :math:`\theta = \eta = \rho = 0` up to round-off.

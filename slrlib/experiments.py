@@ -1,7 +1,7 @@
 r"""Named configurations of the paper's experiments, run to tidy results.
 
 The PGD experiments of Section 5 and Appendix E.2 (Figures 4(a), 4(b), 7(a), 7(b)) at the
-paper's parameters (``math.md`` §6; the authors' published configuration):
+paper's parameters (Appendix E.2; the authors' published configuration):
 
 ======  =====================  ===========================  ======  =========  ===========
 name    initialisation         :math:`\lambda`              α       steps      logged every
