@@ -34,7 +34,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.scipy.special import erf
+from jax.scipy.special import erf, erfc
 from scipy import optimize
 
 from slrlib._validation import (
@@ -550,25 +550,60 @@ class FixedPoint(NamedTuple):
     jacobian_eigenvalues: np.ndarray  # of F at the point, ascending by modulus
 
 
-def _stationarity(kappa, nu, lam, d, gamma):
-    dk, dn = _manifold_grad(kappa, nu, lam, d, gamma)
-    return (1.0 - kappa**2) * dk, (1.0 - nu**2) * dn
+def _stationarity_angles(x, lam, d, gamma):
+    r"""System (14) in angle coordinates :math:`\kappa = \cos\varphi`, :math:`\nu = \cos\psi`,
+    positive factors divided out, each remaining factor evaluated to full relative accuracy.
+
+    With :math:`a = \lambda q\kappa/\sqrt{c_2}` and :math:`b = a/\sqrt{c_4}`,
+    :math:`\partial_\kappa\mathcal R = \frac{2\gamma^2\lambda q}{\sqrt{c_2}}\operatorname{erf}'(a)
+    [\operatorname{erf}(b) - \nu]` (use :math:`\partial_t\zeta` with :math:`t/\sqrt{c_2} = a`) and
+    :math:`\partial_\nu\mathcal R = -2\gamma^2\operatorname{erf}(a)`; with
+    :math:`1 - \kappa^2 = \sin^2\varphi` and :math:`1 - \nu^2 = \sin^2\psi`, (14) has the same
+    zeros as
+
+    .. math:: \sin\varphi\,[\operatorname{erf}(b) - \cos\psi] = 0,\qquad \sin\psi\,\operatorname{erf}(a) = 0,
+
+    where the bracket is computed as :math:`2\sin^2(\psi/2) - \operatorname{erfc}(b)` (or its
+    mirror for :math:`\nu < 0`). In :math:`(\kappa, \nu)` the curve :math:`\nu = \operatorname{erf}(b)`
+    lies within round-off of the edge :math:`\nu = 1` as soon as erf saturates, so the two
+    equations look solved along the whole edge; in angles the gap is
+    :math:`\psi \approx \sqrt{2\operatorname{erfc}(b)}`, resolvable down to
+    :math:`\operatorname{erfc}(b) \approx 10^{-18}`.
+    """
+    phi, psi = x[0], x[1]
+    q = jnp.sqrt(d / 2.0)
+    s2 = (lam * gamma) ** 2
+    a = lam * q * jnp.cos(phi) / jnp.sqrt(1.0 + 2.0 * s2)
+    b = a / jnp.sqrt(1.0 + 4.0 * s2)
+    bracket = jnp.where(
+        jnp.cos(psi) >= 0,
+        2.0 * jnp.sin(psi / 2.0) ** 2 - erfc(b),
+        erfc(-b) - 2.0 * jnp.cos(psi / 2.0) ** 2,
+    )
+    return jnp.stack([jnp.sin(phi), bracket, jnp.sin(psi), erf(a)])
 
 
-def stationary_points(lam: float, task: SLRTask, *, n_starts: int = 21, tol: float = 1e-9) -> np.ndarray:
+_FACTOR_DISTANCE = 1e-10
+
+
+def stationary_points(lam: float, task: SLRTask, *, n_starts: int = 21, tol: float = 1e-12) -> np.ndarray:
     r"""All solutions of (14), :math:`(1-\kappa^2)\partial_\kappa\mathcal R = 0` and
     :math:`(1-\nu^2)\partial_\nu\mathcal R = 0` on :math:`[-1,1]^2`, found numerically.
 
     Newton's method (``scipy.optimize.root``, exact Jacobian by ``jax.jacfwd``) from an
-    ``n_starts`` × ``n_starts`` grid of starting points covering the square; converged
-    solutions inside the square are merged when closer than ``1e-6``. Proposition 9 says the
-    result is the four corners and :math:`(0, 0)`; this function does not assume it.
-    Returns an array of shape (m, 2), sorted.
+    ``n_starts`` × ``n_starts`` grid of starting angles :math:`(\varphi, \psi) \in [0, \pi]^2`
+    on the system written in angle coordinates with its positive factors divided out
+    (:func:`_stationarity_angles`; same zeros, well scaled where erf saturates). A
+    converged point is kept when both equations are below ``tol`` *and* each has a factor
+    with a zero within ``1e-10`` (Newton-step estimate ``|f| / |∇f|``), then merged with
+    points closer than ``1e-6`` in :math:`(\kappa, \nu)`. Proposition 9 says the result is
+    the four corners and :math:`(0, 0)`; this function does not assume it. Returns an array
+    of shape (m, 2), sorted.
 
-    Limitation: when :math:`\lambda\sqrt{d/2}` is large, erf saturates and the left-hand
-    sides of (14) fall below ``tol`` along whole stretches of the edges :math:`\nu = \pm 1`
-    (e.g. :math:`\lambda \ge 0.5` at :math:`d = 400`): Newton's method then also returns
-    points there that solve (14) only to round-off. Chapter 7 shows them and their residuals.
+    Raises ``ValueError`` when erf saturates so much that float64 cannot separate the curve
+    :math:`\nu = \operatorname{erf}(b)` from the edges (:math:`b_{\max} = \lambda q/\sqrt{c_2 c_4}`
+    above about 6.2, e.g. :math:`\lambda = 1` at :math:`d = 10\,000`); at the paper's
+    :math:`d = 400` every :math:`\lambda` up to at least 1 is resolved.
     """
     task = check_task(task)
     lam = check_real_scalar(lam, "lam", minimum=0.0, strict=True)
@@ -577,33 +612,53 @@ def stationary_points(lam: float, task: SLRTask, *, n_starts: int = 21, tol: flo
     if n_starts < 2:
         raise ValueError(f"n_starts must be >= 2, got {n_starts}")
     d, gamma = float(task.d), task.gamma
+    s2 = (lam * gamma) ** 2
+    b_max = lam * math.sqrt(d / 2.0) / math.sqrt((1.0 + 2.0 * s2) * (1.0 + 4.0 * s2))
+    gap = math.sqrt(2.0 * math.erfc(b_max))
+    if gap <= 10.0 * _FACTOR_DISTANCE:
+        raise ValueError(
+            f"lam = {lam} is too large for d = {task.d} to resolve (14) in float64: erf saturates "
+            f"(erfc({b_max:.3g}) = {math.erfc(b_max):.2g}), so near the corners the curve "
+            f"nu = erf(b) lies within {gap:.1g} of the edge nu = ±1 in angle; "
+            f"need lam*sqrt(d/2)/sqrt((1+2 lam^2 gamma^2)(1+4 lam^2 gamma^2)) below about 6.2"
+        )
+
+    def factors(x):
+        return _stationarity_angles(x, lam, d, gamma)
 
     def G(x):
-        return jnp.stack(_stationarity(x[0], x[1], lam, d, gamma))
+        f = factors(x)
+        return jnp.stack([f[0] * f[1], f[2] * f[3]])
 
     G_jit = jax.jit(G)
     J_jit = jax.jit(jax.jacfwd(G))
+    F_jit = jax.jit(factors)
+    FJ_jit = jax.jit(jax.jacfwd(factors))
     found: list[np.ndarray] = []
-    grid = np.linspace(-1.0, 1.0, n_starts)
-    for k0 in grid:
-        for n0 in grid:
+    grid = np.linspace(0.0, math.pi, n_starts)
+    for p0 in grid:
+        for s0 in grid:
             sol = optimize.root(
                 lambda x: np.asarray(G_jit(jnp.asarray(x))),
-                np.array([k0, n0]),
+                np.array([p0, s0]),
                 jac=lambda x: np.asarray(J_jit(jnp.asarray(x))),
                 method="hybr",
-                options={"xtol": 1e-13},
+                options={"xtol": 1e-14},
             )
-            x = sol.x
-            if not sol.success or np.any(np.abs(x) > 1.0 + 1e-9):
+            x = jnp.asarray(sol.x)
+            if not sol.success or np.max(np.abs(np.asarray(G_jit(x)))) > tol:
                 continue
-            if np.max(np.abs(np.asarray(G_jit(jnp.asarray(x))))) > tol:
+            f = np.abs(np.asarray(F_jit(x)))
+            g = np.linalg.norm(np.asarray(FJ_jit(x)), axis=1)
+            dist = np.where(f == 0.0, 0.0, f / np.where(g > 0, g, np.inf))
+            if min(dist[0], dist[1]) > _FACTOR_DISTANCE or min(dist[2], dist[3]) > _FACTOR_DISTANCE:
                 continue
-            x = np.clip(x, -1.0, 1.0)
-            if all(np.max(np.abs(x - y)) > 1e-6 for y in found):
-                found.append(x)
+            point = np.cos(np.asarray(sol.x))
+            if all(np.max(np.abs(point - y)) > 1e-6 for y in found):
+                found.append(point)
     pts = np.array(sorted(found, key=lambda p: (round(p[0], 6), round(p[1], 6))))
-    return np.where(np.abs(pts) < 1e-12, 0.0, pts)
+    pts = np.where(np.abs(pts) < 1e-12, 0.0, pts)
+    return np.where(np.abs(np.abs(pts) - 1.0) < 1e-12, np.sign(pts), pts)
 
 
 def manifold_hessian(kappa, nu, lam, task: SLRTask) -> np.ndarray:

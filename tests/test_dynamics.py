@@ -573,21 +573,41 @@ def test_stationary_points_are_the_corners_and_the_origin(lam, task):
     np.testing.assert_allclose(pts, CORNERS_AND_SADDLE, rtol=0, atol=1e-8)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="BUG (now documented as a limitation in the docstring): stationary_points accepts "
-    "any point with |residual| <= tol = 1e-9; when lam*sqrt(d/2) is large, erf saturates and "
-    "(1 - kappa^2) d_kappa R ~ erf'(lam q kappa) is below 1e-9 along whole stretches of the "
-    "edges nu = +-1, so Newton 'converges' to dozens of spurious points there (82 at "
-    "d = 400, lam = 0.9; Proposition 9: only five solutions exist), and fixed_point_table "
-    "classifies them as minima and maxima.",
-)
-def test_stationary_points_in_the_saturated_regime():
-    # Figure 7(a)'s setting: d = 400, L = 10, lam = 0.9 (lam q = 12.7).
-    pts = stationary_points(0.9, SLRTask(d=400, L=10))
+@pytest.mark.parametrize("lam", [0.5, 0.9, 1.0])
+def test_stationary_points_in_the_saturated_regime(lam):
+    # Figure 7(a)'s setting: d = 400, L = 10, lam = 0.9 (lam q = 12.7): erf saturates and
+    # (14) is below 1e-20 along whole stretches of the edges nu = +-1 in (kappa, nu); the
+    # angle formulation must still return exactly Proposition 9's five points.
+    pts = stationary_points(lam, SLRTask(d=400, L=10))
     assert pts.shape == (5, 2), f"{len(pts)} 'stationary points', e.g. {pts[len(pts) // 2 + 1]}"
     np.testing.assert_allclose(pts, CORNERS_AND_SADDLE, rtol=0, atol=1e-8)
+
+
+def test_stationary_points_on_the_plateau_are_not_zeros():
+    # Independent check of what the filter rejects: on the edge nu = 1 at lam = 0.9 the
+    # kappa-derivative is tiny but non-zero, by the factored form
+    # d_kappa R = (2 gamma^2 lam q / sqrt(c2)) erf'(a) [erf(a/sqrt(c4)) - 1], whose bracket is
+    # -erfc(a/sqrt(c4)) (computed here with scipy, not with slrlib).
+    from scipy.special import erfc as sp_erfc
+
+    task = SLRTask(d=400, L=10)
+    lam, kappa = 0.9, 0.8
+    q, g2 = math.sqrt(task.d / 2), task.gamma**2
+    c2, c4 = 1 + 2 * lam**2 * g2, 1 + 4 * lam**2 * g2
+    a = lam * q * kappa / math.sqrt(c2)
+    expected = -(2 * g2 * lam * q / math.sqrt(c2)) * (2 / math.sqrt(math.pi)) * math.exp(-a * a) * sp_erfc(a / math.sqrt(c4))
+    d_kappa = float(manifold_risk_grad(kappa, 1.0, lam, task)[0])
+    assert expected < 0 and abs(expected) < 1e-20
+    # slrlib computes erf(b) - 1 by cancellation: relative error about 1.1e-16 / erfc(b)
+    # = 1.1e-16 / 3e-11 ~ 4e-6 here, hence rel = 1e-4.
+    assert d_kappa == pytest.approx(expected, rel=1e-4)
+
+
+def test_stationary_points_refuses_unresolvable_saturation():
+    # d = 10 000, lam = 1: b_max = 28.9, erfc underflows; the edges cannot be told apart
+    # from the curve nu = erf(b) in float64, and the function says so.
+    with pytest.raises(ValueError, match="^lam"):
+        stationary_points(1.0, SLRTask(d=10_000, L=10))
 
 
 @pytest.fixture(scope="module")
