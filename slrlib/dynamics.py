@@ -68,6 +68,7 @@ __all__ = [
     "riemannian_hessian",
     "reduced_jacobian",
     "FixedPoint",
+    "classify_hessian",
     "fixed_point_table",
     "classify_limits",
 ]
@@ -710,6 +711,17 @@ def reduced_jacobian(kappa, nu, lam, alpha, task: SLRTask) -> np.ndarray:
     return np.asarray(jax.jacfwd(f)(x))
 
 
+def classify_hessian(eigenvalues) -> str:
+    """``"minimum"`` when every Hessian eigenvalue is > 0, ``"maximum"`` when every one is < 0,
+    ``"saddle"`` otherwise (Proposition 10)."""
+    h = np.asarray(eigenvalues)
+    if np.all(h > 0):
+        return "minimum"
+    if np.all(h < 0):
+        return "maximum"
+    return "saddle"
+
+
 def fixed_point_table(lam: float, alpha: float, task: SLRTask) -> list[FixedPoint]:
     """The fixed points of (14) found by :func:`stationary_points`, each classified (Propositions 9, 10, 12).
 
@@ -723,12 +735,7 @@ def fixed_point_table(lam: float, alpha: float, task: SLRTask) -> list[FixedPoin
         jac = np.linalg.eigvals(reduced_jacobian(kappa, nu, lam, alpha, task))
         jac = jac[np.argsort(np.abs(jac))]
         jac = np.real_if_close(jac)
-        if np.all(hess > 0):
-            kind = "minimum"
-        elif np.all(hess < 0):
-            kind = "maximum"
-        else:
-            kind = "saddle"
+        kind = classify_hessian(hess)
         risk = float(manifold_risk(kappa, nu, lam, task))
         out.append(FixedPoint(float(kappa), float(nu), risk, kind, hess, jac))
     return out

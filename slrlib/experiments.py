@@ -35,6 +35,7 @@ __all__ = [
     "PGDConfig",
     "PGD_CONFIGS",
     "PGDExperiment",
+    "resolve_config",
     "run_pgd_experiment",
     "pgd_table",
     "recovered",
@@ -117,18 +118,24 @@ def _initialisation(config: PGDConfig, key):
     return k_star, v_star, k0, v0
 
 
+def resolve_config(config: PGDConfig | str) -> PGDConfig:
+    """A :class:`PGDConfig`, given itself or its name in :data:`PGD_CONFIGS`."""
+    if isinstance(config, str):
+        if config not in PGD_CONFIGS:
+            raise ValueError(f"config must be one of {sorted(PGD_CONFIGS)}, got {config!r}")
+        config = PGD_CONFIGS[config]
+    if not isinstance(config, PGDConfig):
+        raise ValueError(f"config must be a PGDConfig or a name of PGD_CONFIGS, got {config!r}")
+    return config
+
+
 def run_pgd_experiment(config: PGDConfig | str, key=None) -> PGDExperiment:
     """Run a PGD configuration (a :class:`PGDConfig` or a name of :data:`PGD_CONFIGS`).
 
     ``key`` defaults to ``jax.random.key(config.seed)``: it draws :math:`(k^\\star, v^\\star)`,
     then the ``n_runs`` initialisations. The wall time includes compilation.
     """
-    if isinstance(config, str):
-        if config not in PGD_CONFIGS:
-            raise ValueError(f"config must be one of {sorted(PGD_CONFIGS)}, got {config!r}")
-        config = PGD_CONFIGS[config]
-    if not isinstance(config, PGDConfig):
-        raise ValueError(f"config must be a PGDConfig or a name, got {config!r}")
+    config = resolve_config(config)
     key = jax.random.key(config.seed) if key is None else check_key(key)
     check_positive_int(config.n_runs, "n_runs")
     start = time.perf_counter()

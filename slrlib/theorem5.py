@@ -37,6 +37,7 @@ from slrlib._validation import (
 )
 from slrlib.dynamics import (
     _F,  # the map F of Lemma 7 with traced λ, α
+    classify_hessian,
     fixed_point_table,
     manifold_hessian,
     pgd,
@@ -44,7 +45,7 @@ from slrlib.dynamics import (
     reduced_pgd,
     riemannian_hessian,
 )
-from slrlib.experiments import PGD_CONFIGS, PGDConfig, run_pgd_experiment
+from slrlib.experiments import PGDConfig, resolve_config, run_pgd_experiment
 from slrlib.risk import (
     _risk_core,
     manifold_risk,
@@ -84,16 +85,6 @@ FIVE_POINTS = np.array([[0.0, 0.0], [1.0, 1.0], [-1.0, -1.0], [1.0, -1.0], [-1.0
 #: Names of the labels returned by :func:`limit_labels` (label ``i`` is ``LIMIT_NAMES[i]``,
 #: label ``-1`` means "not within tolerance of any of the five points").
 LIMIT_NAMES = ("(0, 0)", "(1, 1)", "(-1, -1)", "(1, -1)", "(-1, 1)")
-
-
-def _check_config(config) -> PGDConfig:
-    if isinstance(config, str):
-        if config not in PGD_CONFIGS:
-            raise ValueError(f"config must be one of {sorted(PGD_CONFIGS)}, got {config!r}")
-        config = PGD_CONFIGS[config]
-    if not isinstance(config, PGDConfig):
-        raise ValueError(f"config must be a PGDConfig or a name of PGD_CONFIGS, got {config!r}")
-    return config
 
 
 def _check_square(x, name):
@@ -198,7 +189,7 @@ def manifold_drift(config: PGDConfig | str = "fig4b") -> ManifoldDrift:
     The default is Figure 4(b)'s: :math:`d = 400`, :math:`L = 10`, :math:`\lambda = 0.1`,
     :math:`\alpha = 4\cdot 10^{-3}`, 20 000 steps, 30 runs, same seed (hence the same runs).
     """
-    config = _check_config(config)
+    config = resolve_config(config)
     if config.init != "manifold":
         raise ValueError(f"config must start on the manifold (init='manifold'), got init={config.init!r}")
     exp = run_pgd_experiment(config.scaled(log_every=1))
@@ -283,7 +274,7 @@ def reduced_vs_full(config: PGDConfig | str = "fig4b", starts=None, key=None) ->
     task's directions and the orthogonal parts); default: the configuration's own
     initialisation (:func:`slrlib.experiments.run_pgd_experiment`).
     """
-    config = _check_config(config)
+    config = resolve_config(config)
     if config.init != "manifold" or config.schedule != "constant":
         raise ValueError("config must start on the manifold with a constant schedule "
                          f"(Lemma 7), got init={config.init!r}, schedule={config.schedule!r}")
@@ -373,15 +364,6 @@ def default_starts() -> np.ndarray:
     return pts
 
 
-def _kind(hessian_eigenvalues) -> str:
-    h = np.asarray(hessian_eigenvalues)
-    if np.all(h > 0):
-        return "minimum"
-    if np.all(h < 0):
-        return "maximum"
-    return "saddle"
-
-
 def landscape(
     lam: float,
     task: SLRTask,
@@ -425,7 +407,7 @@ def landscape(
     else:
         table = None
         points = FIVE_POINTS.copy()
-        kinds = tuple(_kind(np.linalg.eigvalsh(riemannian_hessian(k, n, lam, task))) for k, n in points)
+        kinds = tuple(classify_hessian(np.linalg.eigvalsh(riemannian_hessian(k, n, lam, task))) for k, n in points)
         point_risk = np.asarray(manifold_risk(points[:, 0], points[:, 1], lam, task))
     return Landscape(lam, alpha, n_steps, axis, axis, risk, starts, np.asarray(red.kappa), np.asarray(red.nu),
                      check.max_increase, points, kinds, point_risk, numerical, table)

@@ -25,3 +25,12 @@ def new_figure(layout: str | None = "constrained", **kwargs):
     fig = plt.figure(layout=layout, **kwargs)
     plt.close(fig)
     return fig
+
+
+def median_band(ax, x, runs, color, label, alpha: float = 0.25):
+    """Median over runs (axis 0) as a line, with the 2.5–97.5 % band shaded."""
+    import numpy as np
+
+    lo, med, hi = np.percentile(np.asarray(runs), [2.5, 50, 97.5], axis=0)
+    ax.fill_between(x, lo, hi, color=color, alpha=alpha, lw=0)
+    ax.plot(x, med, color=color, lw=1.8, label=label)

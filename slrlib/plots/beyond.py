@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from slrlib import beyond
-from slrlib.plots._style import COLORS, new_figure
+from slrlib.plots._style import COLORS, median_band, new_figure
 
 __all__ = [
     "OUTCOME_COLORS",
@@ -40,10 +40,8 @@ _CURVES = {
 }
 
 
-def _band(ax, x, runs, color, label, log=False):
-    lo, med, hi = np.percentile(np.asarray(runs), [2.5, 50, 97.5], axis=0)
-    ax.fill_between(x, lo, hi, color=color, alpha=0.22, lw=0)
-    ax.plot(x, med, color=color, lw=1.8, label=label)
+def _band(ax, x, runs, color, label):
+    median_band(ax, x, runs, color, label, alpha=0.22)
 
 
 # --------------------------------------------------------------------------- beyond_schedule

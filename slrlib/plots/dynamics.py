@@ -14,7 +14,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from slrlib.experiments import PGDExperiment, recovered, trajectory_runs
-from slrlib.plots._style import COLORS
+from slrlib.plots._style import COLORS, median_band
 
 __all__ = ["plot_pgd_panels", "DISTANCE_FLOOR"]
 
@@ -30,9 +30,7 @@ def _band(ax, x, runs, color, label, individual: bool):
         for i, y in enumerate(runs):
             ax.plot(x, y, color=color, lw=0.8, alpha=0.6, label=label if i == 0 else None)
         return
-    lo, med, hi = np.percentile(runs, [2.5, 50, 97.5], axis=0)
-    ax.fill_between(x, lo, hi, color=color, alpha=0.25, lw=0)
-    ax.plot(x, med, color=color, lw=1.8, label=label)
+    median_band(ax, x, runs, color, label)
 
 
 def plot_pgd_panels(exp: PGDExperiment, runs: Sequence[int] | None = None, *, individual: bool | None = None):
