@@ -1,4 +1,4 @@
-"""``make bench``: time the four PGD configurations of the paper at full scale.
+"""``make bench``: time the paper's PGD and SGD configurations at full scale.
 
 For each of Figures 4(a), 4(b), 7(a), 7(b) (``slrlib.experiments.PGD_CONFIGS``: d = 400,
 L = 10, 30 runs, 20 000 or 120 000 steps, every step computed with exact gradients) it runs
@@ -8,6 +8,12 @@ and the microseconds per run-step. As a baseline on the same machine it also tim
 :func:`slrlib.dynamics.pgd_dense` — Definition 1 written literally in R^d with ``vmap``-style
 batching and ``lax.scan``, the "plain JAX" approach — on a shorter run of the same
 configuration, and prints the ratio.
+
+Then Figure 5 (``slrlib.experiments.SGD_CONFIGS["fig5"]``: stochastic PGD, 30 runs × 200 000
+steps, batch 5, d = 80, L = 10, held-out risk of 1 000 samples logged every 500 steps): once
+cold and ``--sgd-repeats`` times warm with the exact low-dimensional sampler, and, as the
+baseline, the plain sampler (whole batches, ``jax.grad``) on a shorter run of the same
+configuration.
 
 Writes ``_build/bench.json``::
 
@@ -30,6 +36,8 @@ from pathlib import Path
 GOAL_TOTAL_SECONDS = 20.0
 GOAL_US_PER_RUN_STEP = 2.4
 AUTHORS_US_PER_STEP = 340.0  # the authors' public code, one run per step, measured on this machine type
+GOAL_FIG5_SECONDS = 60.0
+AUTHORS_SGD_US_PER_STEP = 540.0  # the authors' public SGD code, one run per step, same machine type
 
 
 def _time(fn) -> float:
@@ -42,6 +50,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=3, help="warm repetitions per configuration (median reported)")
     parser.add_argument("--dense-steps", type=int, default=2_000, help="steps of the d-dimensional baseline")
+    parser.add_argument("--sgd-repeats", type=int, default=1, help="warm repetitions of Figure 5")
+    parser.add_argument("--plain-steps", type=int, default=10_000, help="steps of the plain-sampler baseline")
     parser.add_argument("--out", default="_build/bench.json")
     args = parser.parse_args(argv)
 
@@ -100,11 +110,56 @@ def main(argv=None) -> int:
     print(f"the authors' code steps one run at about {AUTHORS_US_PER_STEP:g} µs per step on this machine type "
           f"(measured): {total_steps * AUTHORS_US_PER_STEP * 1e-6 / 60:.0f} min for these run-steps, "
           f"{AUTHORS_US_PER_STEP / (total_warm / total_steps * 1e6):,.0f} times the warm time here")
+    results["fig5"] = _bench_fig5(args)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2) + "\n")
     print(f"wrote {out}")
     return 0
+
+
+def _bench_fig5(args) -> dict:
+    from slrlib.experiments import SGD_CONFIGS, run_sgd_experiment
+
+    cfg = SGD_CONFIGS["fig5"]
+    print()
+    print(f"Figure 5 (stochastic PGD): {cfg.n_runs} runs × {cfg.n_steps:,} steps, batch {cfg.batch_size}, "
+          f"d = {cfg.d}, L = {cfg.L}, held-out {cfg.test_size} every {cfg.log_every} steps")
+    cold = _time(lambda: run_sgd_experiment(cfg))
+    warm = [_time(lambda: run_sgd_experiment(cfg)) for _ in range(args.sgd_repeats)]
+    seconds = statistics.median(warm)
+    us = seconds / cfg.run_steps * 1e6
+    plain_cfg = cfg.scaled(n_steps=args.plain_steps, log_every=args.plain_steps // 10, sampler="plain")
+    exact_cfg = plain_cfg.scaled(sampler="exact")
+    short = {}
+    for c in (plain_cfg, exact_cfg):
+        run_sgd_experiment(c)  # compile
+        short[c.sampler] = statistics.median(_time(lambda: run_sgd_experiment(c)) for _ in range(3))
+    plain_us = short["plain"] / plain_cfg.run_steps * 1e6
+    exact_short_us = short["exact"] / exact_cfg.run_steps * 1e6
+    header = f"{'sampler':<28} {'runs×steps':>11} {'seconds':>8} {'µs/run-step':>12}"
+    print(header)
+    print("-" * len(header))
+    print(f"{'exact, full run (cold)':<28} {cfg.run_steps:>11,} {cold:>8.2f} {cold / cfg.run_steps * 1e6:>12.3f}")
+    print(f"{'exact, full run (warm)':<28} {cfg.run_steps:>11,} {seconds:>8.2f} {us:>12.3f}")
+    print(f"{'exact, short run (warm)':<28} {exact_cfg.run_steps:>11,} {short['exact']:>8.2f} {exact_short_us:>12.3f}")
+    print(f"{'plain, short run (warm)':<28} {plain_cfg.run_steps:>11,} {short['plain']:>8.2f} {plain_us:>12.3f}")
+    print(f"plain / exact sampler, same short run: {plain_us / exact_short_us:.1f}×")
+    print(f"goal: Figure 5 <= {GOAL_FIG5_SECONDS:g} s (cold {cold:.1f} s, warm {seconds:.1f} s): "
+          f"{'met' if max(cold, seconds) <= GOAL_FIG5_SECONDS else 'NOT met'}")
+    print(f"the authors' code steps one run at about {AUTHORS_SGD_US_PER_STEP:g} µs per step on this machine type: "
+          f"{cfg.run_steps * AUTHORS_SGD_US_PER_STEP * 1e-6 / 60:.0f} min for Figure 5, "
+          f"{AUTHORS_SGD_US_PER_STEP / us:,.0f} times the warm time here")
+    return {
+        "seconds": seconds,
+        "run_steps": cfg.run_steps,
+        "us_per_run_step": us,
+        "cold_seconds": cold,
+        "warm_seconds": warm,
+        "plain_us_per_run_step": plain_us,
+        "exact_short_us_per_run_step": exact_short_us,
+        "plain_over_exact": plain_us / exact_short_us,
+    }
 
 
 if __name__ == "__main__":

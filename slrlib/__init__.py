@@ -3,13 +3,15 @@
 Marion, Berthier, Biau & Boyer, *Attention layers provably solve single-location
 regression*, ICLR 2025. Modules (one concern each):
 
-* :mod:`slrlib.task` — the task SLR(k*, v*) and its sampler;
+* :mod:`slrlib.task` — the task SLR(k*, v*), its multiple-location version (30), their samplers;
 * :mod:`slrlib.gaussian` — Gaussian expectations of erf, ζ(t, s) in closed form;
-* :mod:`slrlib.predictors` — oracle, softmax and erf attention, linear, Bayes;
+* :mod:`slrlib.predictors` — oracle, softmax and erf attention, multi-head (31), linear, Bayes;
 * :mod:`slrlib.risk` — closed-form risks (Theorem 1, Lemma 6, Proposition 3) and Monte Carlo;
 * :mod:`slrlib.dynamics` — projected gradient descent (Definition 1), the reduced map (Lemma 7);
-* :mod:`slrlib.experiments` — the paper's PGD experiments by name;
-* :mod:`slrlib.figures` — every figure of chapters 6–8 by name (``python -m slrlib figure``);
+* :mod:`slrlib.sgd` — stochastic PGD on the empirical risk, with an exact low-dimensional sampler;
+* :mod:`slrlib.transformer` — the Transformer layer of Appendix E.3 (eq. 29), trained with optax;
+* :mod:`slrlib.experiments` — the paper's PGD and SGD experiments by name;
+* :mod:`slrlib.figures` — every figure of chapters 6–11 by name (``python -m slrlib figure``);
 * :mod:`slrlib.widgets` — sliders, live and kernel-free;
 * :mod:`slrlib.plots` — one function per figure of the book.
 
@@ -21,7 +23,7 @@ import jax as _jax
 
 _jax.config.update("jax_enable_x64", True)
 
-from slrlib import dynamics, experiments, gaussian, predictors, risk, task, widgets  # noqa: E402
+from slrlib import dynamics, experiments, gaussian, predictors, risk, sgd, task, widgets  # noqa: E402
 from slrlib.gaussian import zeta  # noqa: E402
 from slrlib.predictors import (  # noqa: E402
     bayes_posterior,
@@ -29,6 +31,7 @@ from slrlib.predictors import (  # noqa: E402
     best_linear_weights,
     erf_attention,
     hard_oracle,
+    multi_head_erf_attention,
     linear_predictor,
     softmax_attention,
 )
@@ -45,7 +48,7 @@ from slrlib.risk import (  # noqa: E402
     population_risk,
     risk_from_overlaps,
 )
-from slrlib.task import Sample, SLRTask  # noqa: E402
+from slrlib.task import MultiLocationTask, MultiSample, Sample, SLRTask  # noqa: E402
 from slrlib.widgets import Slider, slider_figure  # noqa: E402
 
 __version__ = "0.1.0"
@@ -53,6 +56,9 @@ __version__ = "0.1.0"
 __all__ = [
     "SLRTask",
     "Sample",
+    "MultiLocationTask",
+    "MultiSample",
+    "multi_head_erf_attention",
     "zeta",
     "hard_oracle",
     "softmax_attention",

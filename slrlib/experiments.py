@@ -15,21 +15,40 @@ fig7b   uniform on the sphere  0.1                          4e-3    20 000     2
 All with :math:`d = 400`, :math:`L = 10`, :math:`\gamma = \sqrt{1/2}`, 30 runs, every step
 computed with exact gradients (:func:`slrlib.dynamics.pgd`). The three sphere experiments
 share their 30 initialisations (same seed), so they differ only by :math:`\lambda_t` and α.
+
+The stochastic experiments (:func:`slrlib.sgd.sgd`, fresh batch of 5 at every step, held-out
+set of 1 000 per run, :math:`d = 80`, :math:`L = 10`, :math:`\varepsilon = 0.1`, α = 1e-3,
+:math:`\lambda_0 = 2`, every run with its own task directions and uniform initialisation):
+
+======  ===================  =====  ==============================================  =========  ============  ====
+name    task                 heads  :math:`\lambda_t`                               steps      logged every  runs
+======  ===================  =====  ==============================================  =========  ============  ====
+fig5    single location      1      :math:`2/(1 + 10^{-4}t)`                        200 000    500           30
+fig9    two locations (30)   2      :math:`2/(1 + 2\cdot10^{-4}\min(t, 25\,000))`  100 000    1 000         20
+======  ===================  =====  ==============================================  =========  ============  ====
+
+Figure 5 is the paper's configuration (Section 5 and the authors' published configuration);
+the numbers of Figure 9 were lost from the paper's text and are those of the authors' public
+notebook (``toy-multihead.ipynb``).
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from slrlib._validation import check_key, check_positive_int
 from slrlib.dynamics import PGDResult, init_on_manifold, init_uniform, pgd
-from slrlib.task import SLRTask
+from slrlib.risk import risk_from_overlaps
+from slrlib.sgd import SGDResult, sgd
+from slrlib.task import MultiLocationTask, SLRTask
 
 __all__ = [
     "PGDConfig",
@@ -40,6 +59,12 @@ __all__ = [
     "pgd_table",
     "recovered",
     "trajectory_runs",
+    "SGDConfig",
+    "SGD_CONFIGS",
+    "SGDExperiment",
+    "run_sgd_experiment",
+    "match_heads",
+    "sgd_table",
 ]
 
 
@@ -187,4 +212,152 @@ def pgd_table(exp: PGDExperiment) -> dict[str, np.ndarray]:
         cols[name] = np.asarray(getattr(r, name)).ravel()
     cols["excess_risk"] = exp.excess_risk.ravel()
     cols["distance"] = np.asarray(r.distance).ravel()
+    return cols
+
+
+# ------------------------------------------------------------------ stochastic PGD
+@dataclass(frozen=True)
+class SGDConfig:
+    """One stochastic-PGD experiment (:func:`slrlib.sgd.sgd`): task, predictor, optimiser, runs."""
+
+    name: str
+    title: str
+    lam: float
+    decay: float
+    alpha: float
+    n_steps: int
+    log_every: int
+    batch_size: int = 5
+    test_size: int = 1000
+    d: int = 80
+    L: int = 10
+    M: int = 1
+    heads: int = 1
+    gamma: float = math.sqrt(0.5)
+    eps: float = 0.1
+    freeze_after: int | None = None
+    n_runs: int = 30
+    seed: int = 0
+    sampler: str = "exact"
+
+    @property
+    def task(self) -> SLRTask | MultiLocationTask:
+        if self.M == 1:
+            return SLRTask(self.d, self.L, self.gamma, self.eps)
+        return MultiLocationTask(self.d, self.L, self.M, self.gamma, self.eps)
+
+    @property
+    def run_steps(self) -> int:
+        """Runs × steps: the number of stochastic updates."""
+        return self.n_runs * self.n_steps
+
+    def scaled(self, **changes) -> "SGDConfig":
+        """A copy with some parameters changed."""
+        return replace(self, **changes)
+
+
+SGD_CONFIGS: dict[str, SGDConfig] = {
+    c.name: c
+    for c in (
+        SGDConfig("fig5", "Figure 5: stochastic PGD on the empirical risk, λ_t = 2/(1 + 1e-4 t)",
+                  lam=2.0, decay=1e-4, alpha=1e-3, n_steps=200_000, log_every=500),
+        SGDConfig("fig9", "Figure 9: two heads (31) on two relevant tokens (30)",
+                  lam=2.0, decay=2e-4, alpha=1e-3, n_steps=100_000, log_every=1000, M=2, heads=2,
+                  freeze_after=25_000, n_runs=20),
+    )
+}
+
+
+class SGDExperiment(NamedTuple):
+    """A finished stochastic-PGD experiment: configuration, logged trajectories, wall time."""
+
+    config: SGDConfig
+    result: SGDResult
+    seconds: float
+
+    @property
+    def excess_risk(self) -> np.ndarray:
+        """Held-out risk minus ε² (the paper's excess risk), shape (runs, logged steps)."""
+        return np.asarray(self.result.test_risk) - self.config.eps**2
+
+    @property
+    def population_excess_risk(self) -> np.ndarray:
+        r"""The exact :math:`\mathcal R_{\lambda_t}(k_t, v_t) - \varepsilon^2` (Proposition 15), one head
+        and one location only: the quantity the held-out risk estimates."""
+        if self.config.M != 1 or self.config.heads != 1:
+            raise ValueError("population_excess_risk needs M = 1 and heads = 1 (the closed form of Theorem 1)")
+        r = self.result
+        ov = [np.asarray(x)[:, 0, 0] for x in (r.kappa, r.nu, r.theta, r.eta)] + [np.asarray(r.rho)[:, 0]]
+        risk = risk_from_overlaps(*ov, np.asarray(r.lam)[None, :], self.config.task)
+        return np.asarray(risk) - self.config.eps**2
+
+
+def _sgd_initialisation(config: SGDConfig, key):
+    star_key, init_key = jax.random.split(key)
+    task = config.task
+    stars = [task.oracle_directions(k) for k in jax.random.split(star_key, config.n_runs)]
+    K_star = jnp.stack([s[0] for s in stars])
+    V_star = jnp.stack([s[1] for s in stars])
+    k0, v0 = init_uniform(init_key, config.n_runs * config.heads, config.d)
+    shape = (config.n_runs, config.heads, config.d)
+    return K_star, V_star, k0.reshape(shape), v0.reshape(shape)
+
+
+def run_sgd_experiment(config: SGDConfig | str, key=None) -> SGDExperiment:
+    """Run a stochastic-PGD configuration (an :class:`SGDConfig` or a name of :data:`SGD_CONFIGS`).
+
+    ``key`` defaults to ``jax.random.key(config.seed)``; it draws each run's task directions,
+    the initialisations, then the batches and held-out sets. The wall time includes compilation.
+    """
+    if isinstance(config, str):
+        if config not in SGD_CONFIGS:
+            raise ValueError(f"config must be one of {sorted(SGD_CONFIGS)}, got {config!r}")
+        config = SGD_CONFIGS[config]
+    if not isinstance(config, SGDConfig):
+        raise ValueError(f"config must be an SGDConfig or a name of SGD_CONFIGS, got {config!r}")
+    key = jax.random.key(config.seed) if key is None else check_key(key)
+    check_positive_int(config.n_runs, "n_runs")
+    check_positive_int(config.heads, "heads")
+    start = time.perf_counter()
+    init_key, run_key = jax.random.split(key)
+    K_star, V_star, K0, V0 = _sgd_initialisation(config, init_key)
+    result = sgd(K0, V0, K_star, V_star, config.task, lam=config.lam, alpha=config.alpha,
+                 n_steps=config.n_steps, batch_size=config.batch_size, key=run_key,
+                 decay=config.decay, freeze_after=config.freeze_after, log_every=config.log_every,
+                 test_size=config.test_size, sampler=config.sampler)
+    return SGDExperiment(config, result, time.perf_counter() - start)
+
+
+def match_heads(result: SGDResult) -> np.ndarray:
+    r"""For each run, the head attending to each location: ``perm`` (runs, M) with head
+    ``perm[r, m]`` matched to location ``m``, chosen to maximise :math:`\sum_m |\kappa_{h m}|` at the
+    last logged step (the authors match heads by the larger :math:`|\kappa|`). Needs H >= M."""
+    kappa = np.abs(np.asarray(result.kappa)[..., -1])  # (runs, H, M)
+    runs, H, M = kappa.shape
+    if H < M:
+        raise ValueError(f"match_heads needs at least as many heads as locations, got H = {H} < M = {M}")
+    perms = list(itertools.permutations(range(H), M))
+    scores = np.stack([kappa[:, list(p), list(range(M))].sum(-1) for p in perms], axis=-1)
+    return np.asarray(perms)[np.argmax(scores, axis=-1)]
+
+
+def sgd_table(exp: SGDExperiment) -> dict[str, np.ndarray]:
+    """The logged data as tidy columns: one row per (run, head, location, logged step).
+
+    Columns: ``run, head, location, step, lam, kappa, nu, theta, eta, rho, excess_risk``
+    (plus ``population_excess_risk`` for one head and one location).
+    """
+    r = exp.result
+    kappa = np.asarray(r.kappa)
+    runs, H, M, n_log = kappa.shape
+    grid = np.meshgrid(np.arange(runs), np.arange(H), np.arange(M), np.arange(n_log), indexing="ij")
+    run, head, loc, idx = (g.ravel() for g in grid)
+    cols = {"run": run, "head": head, "location": loc, "step": np.asarray(r.steps)[idx],
+            "lam": np.asarray(r.lam)[idx]}
+    for name in ("kappa", "nu", "theta", "eta"):
+        cols[name] = np.asarray(getattr(r, name)).ravel()
+    cols["rho"] = np.asarray(r.rho)[run, head, idx]
+    cols["excess_risk"] = exp.excess_risk[run, idx]
+    if M == 1 and H == 1:
+        cols["population_excess_risk"] = exp.population_excess_risk[run, idx]
     return cols

@@ -27,6 +27,7 @@ __all__ = [
     "hard_oracle",
     "softmax_attention",
     "erf_attention",
+    "multi_head_erf_attention",
     "linear_predictor",
     "best_linear_weights",
     "bayes_posterior",
@@ -112,6 +113,28 @@ def erf_attention(X, k, v, lam):
     v = _direction(v, "v", d)
     lam = _lam(lam)
     return jnp.sum(erf(lam * _project(X, k)) * _project(X, v), axis=-1)
+
+
+def multi_head_erf_attention(X, K, V, lam):
+    r"""The multi-head predictor (31):
+    :math:`\sum_{h=1}^{H} \sum_{\ell=1}^L \operatorname{erf}(\lambda X_\ell^\top k_h)\, X_\ell^\top v_h`.
+
+    ``K, V`` of shape (..., H, d): one unit direction per head (row). A sum of ``H``
+    erf predictors (3); with ``H = 1`` it is :func:`erf_attention`.
+    """
+    X = _tokens(X)
+    d = X.shape[-1]
+    K = _direction(K, "K", d)
+    V = _direction(V, "V", d)
+    if jnp.ndim(K) < 2 or jnp.ndim(V) < 2 or K.shape[-2] != V.shape[-2]:
+        raise ValueError(
+            f"K and V must have shape (..., H, d) with the same number of heads H, "
+            f"got shapes {jnp.shape(K)} and {jnp.shape(V)}"
+        )
+    lam = _lam(lam)
+    pk = jnp.einsum("...ld,...hd->...hl", X, K)
+    pv = jnp.einsum("...ld,...hd->...hl", X, V)
+    return jnp.sum(erf(lam * pk) * pv, axis=(-2, -1))
 
 
 def linear_predictor(X, W):

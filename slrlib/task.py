@@ -36,7 +36,14 @@ from slrlib._validation import (
     check_unit_norm,
 )
 
-__all__ = ["SLRTask", "Sample", "check_directions", "check_task"]
+__all__ = [
+    "SLRTask",
+    "Sample",
+    "MultiLocationTask",
+    "MultiSample",
+    "check_directions",
+    "check_task",
+]
 
 
 class Sample(NamedTuple):
@@ -221,3 +228,120 @@ def _sample_core(key, n, L, d, k_star, v_star, gamma, eps, log_pi) -> Sample:
     X_rel = jnp.take_along_axis(X, J0[:, None, None], axis=1)[:, 0, :]
     y = X_rel @ v_star + eps * jax.random.normal(noise_key, (n,))
     return Sample(X, y, J0)
+
+
+# ---------------------------------------------------------------------- multiple locations
+class MultiSample(NamedTuple):
+    """``n`` draws of the multiple-location task: ``X`` (n, L, d), ``y`` (n,), positions ``J`` (n, M)."""
+
+    X: jax.Array
+    y: jax.Array
+    J: jax.Array
+
+
+@dataclass(frozen=True)
+class MultiLocationTask:
+    r"""Multiple-location regression, eq. (30) of Appendix E.3.
+
+    :math:`M` latent, distinct positions :math:`J_1, \dots, J_M`, uniform among the ordered
+    :math:`M`-tuples of distinct positions. Given them, tokens are independent with
+
+    .. math::
+
+        X_{J_m} \sim \mathcal N\big(\sqrt{d/2}\, k_m^\star,\ \gamma^2 I_d\big), \qquad
+        X_\ell \sim \mathcal N(0, I_d)\ (\ell \notin \{J_1, \dots, J_M\}), \qquad
+        Y = \sum_{m=1}^M X_{J_m}^\top v_m^\star + \xi,
+
+    :math:`\xi \sim \mathcal N(0, \varepsilon^2)`. Each pair :math:`(k_m^\star, v_m^\star)`
+    satisfies Assumption 1 (unit, orthogonal); the pairs are drawn independently.
+    ``M = 1`` is :class:`SLRTask` with a uniform :math:`J_0`.
+
+    Parameters
+    ----------
+    d : int
+        Token dimension, ``d >= 2``.
+    L : int
+        Sequence length, ``L >= M``.
+    M : int
+        Number of relevant tokens, ``M >= 1``.
+    gamma, eps : float
+        As in :class:`SLRTask`: ``gamma > 0``, ``eps >= 0``.
+    """
+
+    d: int
+    L: int
+    M: int = 2
+    gamma: float = math.sqrt(0.5)
+    eps: float = 0.0
+
+    def __post_init__(self):
+        d = check_positive_int(self.d, "d")
+        if d < 2:
+            raise ValueError(f"d must be >= 2 (k* and v* must be orthogonal unit vectors), got {d}")
+        L = check_positive_int(self.L, "L")
+        M = check_positive_int(self.M, "M")
+        if M > L:
+            raise ValueError(f"M must be <= L = {L} (the M relevant positions are distinct), got {M}")
+        gamma = check_real_scalar(self.gamma, "gamma", minimum=0.0, strict=True)
+        eps = check_real_scalar(self.eps, "eps", minimum=0.0)
+        for name, value in (("d", d), ("L", L), ("M", M), ("gamma", gamma), ("eps", eps)):
+            object.__setattr__(self, name, value)
+
+    @property
+    def q(self) -> float:
+        r"""Norm of a relevant token's mean, :math:`\sqrt{d/2}`."""
+        return math.sqrt(self.d / 2.0)
+
+    @property
+    def null_risk(self) -> float:
+        r"""Risk of the null predictor, :math:`\mathbb E[Y^2] = M\gamma^2 + \varepsilon^2`."""
+        return self.M * self.gamma**2 + self.eps**2
+
+    def replace(self, **changes) -> "MultiLocationTask":
+        """A copy with some parameters changed (validated again)."""
+        params = {"d": self.d, "L": self.L, "M": self.M, "gamma": self.gamma, "eps": self.eps}
+        params.update(changes)
+        return MultiLocationTask(**params)
+
+    def oracle_directions(self, key) -> tuple[jax.Array, jax.Array]:
+        r"""Draw :math:`(k_m^\star, v_m^\star)_{m \le M}`: arrays ``K_star, V_star`` of shape (M, d).
+
+        Each pair is drawn as :meth:`SLRTask.oracle_directions` does, from its own key.
+        """
+        key = check_key(key)
+        return jax.vmap(lambda k: _oracle_directions(k, self.d))(jax.random.split(key, self.M))
+
+    def check_directions(self, K_star, V_star):
+        """Validate ``K_star, V_star``: shape (M, d), finite, unit rows, row m of each orthogonal."""
+        K_star = as_float_array(K_star, "K_star")
+        V_star = as_float_array(V_star, "V_star")
+        check_shape(K_star, "K_star", (self.M, self.d))
+        check_shape(V_star, "V_star", (self.M, self.d))
+        for name, x in (("K_star", K_star), ("V_star", V_star)):
+            check_finite(x, name)
+            check_unit_norm(x, name)
+        check_orthogonal(K_star, V_star, "K_star[m]", "V_star[m]")
+        return K_star, V_star
+
+    def sample(self, key, n: int, K_star, V_star) -> MultiSample:
+        r"""Draw ``n`` independent samples; ``J`` (n, M) holds the distinct relevant positions (0-based)."""
+        key = check_key(key)
+        n = check_positive_int(n, "n")
+        K_star, V_star = self.check_directions(K_star, V_star)
+        return _multi_sample(key, n, self.L, self.d, K_star, V_star, self.gamma, self.eps)
+
+
+@partial(jax.jit, static_argnums=(1, 2, 3))
+def _multi_sample(key, n, L, d, K_star, V_star, gamma, eps) -> MultiSample:
+    M = K_star.shape[0]
+    j_key, x_key, noise_key = jax.random.split(key, 3)
+    # The first M entries of a uniform random permutation: distinct, uniform positions.
+    J = jnp.argsort(jax.random.uniform(j_key, (n, L)), axis=-1)[:, :M]
+    Z = jax.random.normal(x_key, (n, L, d))
+    onehot = jax.nn.one_hot(J, L)  # (n, M, L)
+    means = jnp.sqrt(d / 2.0) * jnp.einsum("nml,md->nld", onehot, K_star)
+    relevant = onehot.sum(axis=1)[..., None] > 0
+    X = jnp.where(relevant, means + gamma * Z, Z)
+    X_rel = jnp.take_along_axis(X, J[..., None], axis=1)  # (n, M, d)
+    y = jnp.einsum("nmd,md->n", X_rel, V_star) + eps * jax.random.normal(noise_key, (n,))
+    return MultiSample(X, y, J)

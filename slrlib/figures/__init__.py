@@ -1,4 +1,4 @@
-"""Every figure of the book's dynamics chapters, regenerable by name.
+"""Every figure of the book's experiment chapters (6–11), regenerable by name.
 
 A figure is a :class:`FigureSpec`: a ``compute`` step (all the numbers, from the other
 modules of ``slrlib``), a ``plot`` step (a matplotlib Figure from those numbers) and a
@@ -13,7 +13,9 @@ From the command line::
     python -m slrlib figure all --out figures/
 
 Figure modules register their figures on import: :mod:`slrlib.figures.pgd` (Figures 4
-and 7, chapters 7–8), :mod:`slrlib.figures.manifold` (chapters 6–7), :mod:`slrlib.figures.beyond` (chapter 8).
+and 7, chapters 7–8), :mod:`slrlib.figures.manifold` (chapters 6–7), :mod:`slrlib.figures.beyond` (chapter 8),
+:mod:`slrlib.figures.sgd` (Figure 5, chapter 9), :mod:`slrlib.figures.transformer` (Figures 8
+and 10, chapters 10–11), :mod:`slrlib.figures.multi` (Figure 9, chapter 11).
 """
 
 from __future__ import annotations
@@ -29,7 +31,14 @@ import numpy as np
 
 __all__ = ["FigureSpec", "register", "names", "get", "write_csv", "write_figure"]
 
-_MODULES = ("slrlib.figures.pgd", "slrlib.figures.manifold", "slrlib.figures.beyond")
+_MODULES = (
+    "slrlib.figures.pgd",
+    "slrlib.figures.manifold",
+    "slrlib.figures.beyond",
+    "slrlib.figures.sgd",
+    "slrlib.figures.transformer",
+    "slrlib.figures.multi",
+)
 _REGISTRY: dict[str, "FigureSpec"] = {}
 
 
