@@ -294,3 +294,26 @@ def test_bad_directions_and_task(small, multi):
         run_sgd_experiment("fig99")
     with pytest.raises(ValueError, match="sampler"):
         S.sample_gradient(K, V, ks, vs, task, lam=1.0, key=jax.random.key(0), batch_size=2, sampler="x")
+
+
+def test_one_sgd_step_is_the_projected_step_of_the_autodiff_gradient(small):
+    """The loop's first update, rebuilt by hand: the same batch (same keys), jax.grad of the
+    batch loss, the Riemannian projection and the normalisation of Definition 1 (eq. 10)."""
+    task, ks, vs, K, V = small
+    K0 = jnp.stack([K, _unit(K + 0.3 * vs)])  # two runs, (2, 1, d)
+    V0 = jnp.stack([V, _unit(V - 0.2 * ks)])
+    lam, alpha, B, key = 1.1, 0.05, 7, jax.random.key(21)
+    out = S.sgd(K0, V0, ks, vs, task, lam=lam, alpha=alpha, n_steps=1, batch_size=B, key=key,
+                test_size=3, sampler="plain")
+    run_key, _ = jax.random.split(key)
+    with jax.threefry_partitionable(False):  # as inside sgd()
+        keys = jax.random.split(jax.random.fold_in(run_key, 0), 2)
+        batches = [slrlib.task._sample_core(k, B, task.L, task.d, ks, vs, task.gamma, task.eps,
+                                            jnp.log(task.pi)) for k in keys]
+    for r, (X, y, _) in enumerate(batches):
+        gK, gV = jax.grad(lambda K, V: jnp.mean((slrlib.multi_head_erf_attention(X, K, V, lam) - y) ** 2),
+                          argnums=(0, 1))(K0[r], V0[r])
+        for x0, g, x1 in ((K0[r, 0], gK[0], out.K[r, 0]), (V0[r, 0], gV[0], out.V[r, 0])):
+            step = x0 - alpha * (g - jnp.dot(g, x0) * x0)
+            np.testing.assert_allclose(x1, step / jnp.linalg.norm(step), atol=1e-12)
+            assert np.linalg.norm(np.asarray(x1 - x0)) > 1e-4  # it moved
