@@ -331,7 +331,9 @@ def run_sgd_experiment(config: SGDConfig | str, key=None) -> SGDExperiment:
 def match_heads(result: SGDResult) -> np.ndarray:
     r"""For each run, the head attending to each location: ``perm`` (runs, M) with head
     ``perm[r, m]`` matched to location ``m``, chosen to maximise :math:`\sum_m |\kappa_{h m}|` at the
-    last logged step (the authors match heads by the larger :math:`|\kappa|`). Needs H >= M."""
+    last logged step. Needs H >= M. (The authors' notebooks match greedily: head 1 takes the
+    location of its larger :math:`|\kappa|`, as :func:`slrlib.transformer.match_heads` does; the two
+    rules can differ when a head aligns with both locations, and chapter 11 prints both.)"""
     kappa = np.abs(np.asarray(result.kappa)[..., -1])  # (runs, H, M)
     runs, H, M = kappa.shape
     if H < M:
