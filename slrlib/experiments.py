@@ -63,6 +63,7 @@ __all__ = [
     "SGD_CONFIGS",
     "SGDExperiment",
     "run_sgd_experiment",
+    "sgd_task_directions",
     "match_heads",
     "sgd_table",
 ]
@@ -292,15 +293,38 @@ class SGDExperiment(NamedTuple):
         return np.asarray(risk) - self.config.eps**2
 
 
-def _sgd_initialisation(config: SGDConfig, key):
-    star_key, init_key = jax.random.split(key)
+def _resolve_sgd_config(config: SGDConfig | str) -> SGDConfig:
+    if isinstance(config, str):
+        if config not in SGD_CONFIGS:
+            raise ValueError(f"config must be one of {sorted(SGD_CONFIGS)}, got {config!r}")
+        config = SGD_CONFIGS[config]
+    if not isinstance(config, SGDConfig):
+        raise ValueError(f"config must be an SGDConfig or a name of SGD_CONFIGS, got {config!r}")
+    return config
+
+
+def _task_directions(config: SGDConfig, star_key):
     task = config.task
     stars = [task.oracle_directions(k) for k in jax.random.split(star_key, config.n_runs)]
-    K_star = jnp.stack([s[0] for s in stars])
-    V_star = jnp.stack([s[1] for s in stars])
+    return jnp.stack([s[0] for s in stars]), jnp.stack([s[1] for s in stars])
+
+
+def _sgd_initialisation(config: SGDConfig, key):
+    star_key, init_key = jax.random.split(key)
+    K_star, V_star = _task_directions(config, star_key)
     k0, v0 = init_uniform(init_key, config.n_runs * config.heads, config.d)
     shape = (config.n_runs, config.heads, config.d)
     return K_star, V_star, k0.reshape(shape), v0.reshape(shape)
+
+
+def sgd_task_directions(config: SGDConfig | str, key=None):
+    """Each run's task directions, as :func:`run_sgd_experiment` draws them with the same key
+    (default ``jax.random.key(config.seed)``): ``(K_star, V_star)`` of shape (runs, d) for one
+    location, (runs, M, d) for several. Cheap: no SGD step is taken."""
+    config = _resolve_sgd_config(config)
+    key = jax.random.key(config.seed) if key is None else check_key(key)
+    init_key = jax.random.split(key)[0]  # as in run_sgd_experiment
+    return _task_directions(config, jax.random.split(init_key)[0])  # as in _sgd_initialisation
 
 
 def run_sgd_experiment(config: SGDConfig | str, key=None) -> SGDExperiment:
@@ -309,12 +333,7 @@ def run_sgd_experiment(config: SGDConfig | str, key=None) -> SGDExperiment:
     ``key`` defaults to ``jax.random.key(config.seed)``; it draws each run's task directions,
     the initialisations, then the batches and held-out sets. The wall time includes compilation.
     """
-    if isinstance(config, str):
-        if config not in SGD_CONFIGS:
-            raise ValueError(f"config must be one of {sorted(SGD_CONFIGS)}, got {config!r}")
-        config = SGD_CONFIGS[config]
-    if not isinstance(config, SGDConfig):
-        raise ValueError(f"config must be an SGDConfig or a name of SGD_CONFIGS, got {config!r}")
+    config = _resolve_sgd_config(config)
     key = jax.random.key(config.seed) if key is None else check_key(key)
     check_positive_int(config.n_runs, "n_runs")
     check_positive_int(config.heads, "heads")

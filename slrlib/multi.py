@@ -347,19 +347,15 @@ def _pgd_loop(K0, V0, Ks, Vs, lam, alpha, d, gamma, eps, grid, *, n_log, log_eve
 # ------------------------------------------------------------------ the chapter's computations
 def sgd_task_directions(config) -> tuple[jax.Array, jax.Array]:
     """The task directions ``(K_star, V_star)``, shape (runs, M, d), of
-    :func:`slrlib.experiments.run_sgd_experiment` with its default key (``jax.random.key(config.seed)``).
-
-    Mirrors how that function draws them (one key per run from the first half of the
-    initialisation key), so the exact risk of a run's iterates can be computed afterwards;
-    the tests check it against the overlaps logged at step 0.
+    :func:`slrlib.experiments.run_sgd_experiment` with its default key (``jax.random.key(config.seed)``):
+    :func:`slrlib.experiments.sgd_task_directions` with a location axis even when M = 1, so the
+    exact risk of a run's iterates can be computed afterwards.
     """
-    init_key = jax.random.split(jax.random.key(config.seed))[0]
-    star_key = jax.random.split(init_key)[0]
-    task = config.task
-    stars = [task.oracle_directions(k) for k in jax.random.split(star_key, config.n_runs)]
-    K_star = jnp.stack([jnp.reshape(s[0], (-1, task.d)) for s in stars])
-    V_star = jnp.stack([jnp.reshape(s[1], (-1, task.d)) for s in stars])
-    return K_star, V_star
+    from slrlib.experiments import sgd_task_directions as directions
+
+    K_star, V_star = directions(config)
+    d = config.task.d
+    return jnp.reshape(K_star, (config.n_runs, -1, d)), jnp.reshape(V_star, (config.n_runs, -1, d))
 
 
 def matched_overlaps(result, perm=None) -> dict[str, np.ndarray]:

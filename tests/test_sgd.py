@@ -18,7 +18,15 @@ import pytest
 import slrlib
 from slrlib import sgd as S
 from slrlib.dynamics import init_uniform, pgd
-from slrlib.experiments import SGD_CONFIGS, SGDConfig, match_heads, run_sgd_experiment, sgd_table
+from slrlib.experiments import (
+    SGD_CONFIGS,
+    SGDConfig,
+    _sgd_initialisation,
+    match_heads,
+    run_sgd_experiment,
+    sgd_table,
+    sgd_task_directions,
+)
 from slrlib.risk import population_risk
 
 
@@ -231,6 +239,20 @@ def fig9_small():
     cfg = SGD_CONFIGS["fig9"].scaled(n_steps=400, log_every=200, n_runs=3, test_size=20, decay=0.01,
                                      freeze_after=300, d=12, L=4)
     return run_sgd_experiment(cfg)
+
+
+def test_task_directions_are_those_of_the_run(fig9_small):
+    """sgd_task_directions gives the directions run_sgd_experiment used: the step-0 overlaps
+    logged by the run are those of the initial directions with them."""
+    exp = fig9_small
+    Ks, Vs = sgd_task_directions(exp.config)
+    assert Ks.shape == (3, 2, 12)
+    init_key = jax.random.split(jax.random.key(exp.config.seed))[0]
+    _, _, K0, V0 = _sgd_initialisation(exp.config, init_key)
+    np.testing.assert_allclose(exp.result.kappa[..., 0], np.einsum("rhd,rmd->rhm", K0, Ks), atol=1e-12)
+    np.testing.assert_allclose(exp.result.nu[..., 0], np.einsum("rhd,rmd->rhm", V0, Vs), atol=1e-12)
+    k1, _ = sgd_task_directions(SGD_CONFIGS["fig5"].scaled(n_runs=2))
+    assert k1.shape == (2, 80)
 
 
 def test_schedule_and_logged_lambda(fig9_small):
