@@ -1,4 +1,4 @@
-"""Every figure of the book's experiment chapters (6–11), regenerable by name.
+"""Every figure of the book's experiment chapters (6–12), regenerable by name.
 
 A figure is a :class:`FigureSpec`: a ``compute`` step (all the numbers, from the other
 modules of ``slrlib``), a ``plot`` step (a matplotlib Figure from those numbers) and a
@@ -15,7 +15,8 @@ From the command line::
 Figure modules register their figures on import: :mod:`slrlib.figures.pgd` (Figures 4
 and 7, chapters 7–8), :mod:`slrlib.figures.manifold` (chapters 6–7), :mod:`slrlib.figures.beyond` (chapter 8),
 :mod:`slrlib.figures.sgd` (Figure 5, chapter 9), :mod:`slrlib.figures.transformer` (Figures 8
-and 10, chapters 10–11), :mod:`slrlib.figures.multi` (Figure 9, chapter 11).
+and 10, chapters 10–11), :mod:`slrlib.figures.multi` (Figure 9, chapter 11), :mod:`slrlib.figures.probing` (Figures 1(b) and 2,
+chapter 12).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ _MODULES = (
     "slrlib.figures.sgd",
     "slrlib.figures.transformer",
     "slrlib.figures.multi",
+    "slrlib.figures.probing",
 )
 _REGISTRY: dict[str, "FigureSpec"] = {}
 
@@ -95,6 +97,7 @@ def write_csv(table: Mapping[str, np.ndarray], path: Path) -> None:
         writer = csv.writer(f)
         writer.writerow(list(cols))
         fmt = [(lambda x: repr(int(x))) if np.issubdtype(v.dtype, np.integer) else
+               str if v.dtype.kind in "USOb" else
                (lambda x: f"{x:.17g}") for v in cols.values()]
         for row in zip(*cols.values()):
             writer.writerow([f(x) for f, x in zip(fmt, row)])

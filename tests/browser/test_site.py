@@ -93,7 +93,7 @@ def test_mathjax_is_served_from_the_build(site):
 
 
 def test_every_chapter_has_a_binder_launch_button(site):
-    for page in sorted((site / "book").glob("0*.html")):
+    for page in sorted((site / "book").glob("[0-9][0-9]_*.html")):
         soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
         links = [a["href"] for a in soup.find_all("a", href=True) if a["href"].startswith("https://mybinder.org/v2/")]
         assert links, f"{page.name} has no Binder launch button"
@@ -103,7 +103,7 @@ def test_every_chapter_is_downloadable_as_ipynb(site):
     """The header's download menu offers the executed notebook (.ipynb) of each chapter."""
     import nbformat
 
-    for page in sorted((site / "book").glob("0*.html")):
+    for page in sorted((site / "book").glob("[0-9][0-9]_*.html")):
         soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
         links = [a["href"] for a in soup.find_all("a", href=True) if a["href"].endswith(page.stem + ".ipynb")]
         assert links, f"{page.name} offers no .ipynb download"
