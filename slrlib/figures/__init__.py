@@ -1,4 +1,4 @@
-"""Every figure of the book's experiment chapters (6–12), regenerable by name.
+"""Every figure of the book's experiment chapters (6–13), regenerable by name.
 
 A figure is a :class:`FigureSpec`: a ``compute`` step (all the numbers, from the other
 modules of ``slrlib``), a ``plot`` step (a matplotlib Figure from those numbers) and a
@@ -16,7 +16,8 @@ Figure modules register their figures on import: :mod:`slrlib.figures.pgd` (Figu
 and 7, chapters 7–8), :mod:`slrlib.figures.manifold` (chapters 6–7), :mod:`slrlib.figures.beyond` (chapter 8),
 :mod:`slrlib.figures.sgd` (Figure 5, chapter 9), :mod:`slrlib.figures.transformer` (Figures 8
 and 10, chapters 10–11), :mod:`slrlib.figures.multi` (Figure 9, chapter 11), :mod:`slrlib.figures.probing` (Figures 1(b) and 2,
-chapter 12).
+chapter 12), :mod:`slrlib.figures.nn1`, :mod:`slrlib.figures.group_sparse` and
+:mod:`slrlib.figures.random_walk` (the token-selection case studies, chapter 13).
 """
 
 from __future__ import annotations
@@ -40,6 +41,9 @@ _MODULES = (
     "slrlib.figures.transformer",
     "slrlib.figures.multi",
     "slrlib.figures.probing",
+    "slrlib.figures.nn1",
+    "slrlib.figures.group_sparse",
+    "slrlib.figures.random_walk",
 )
 _REGISTRY: dict[str, "FigureSpec"] = {}
 

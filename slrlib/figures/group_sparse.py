@@ -1,0 +1,149 @@
+"""Group-sparse classification (chapter 13): pre-training curves and downstream sample efficiency.
+
+Three pre-training runs (:func:`slrlib.token_selection.group_sparse.train`, full-batch gradient
+descent from zero):
+
+* ``raw``: the talk's experiment, :math:`(n, d, D) = (500, 4, 6)`, :math:`j^\\star = 2` of the talk
+  (``j_star=1``, 0-based), :math:`\\eta = 1`, 1000 steps, on the raw training set;
+* ``sym``: the same sample, sign-symmetrised loss (keeps :math:`v_2 = 0` exactly, as the
+  population dynamics do);
+* ``D16``: :math:`D = 16`, symmetrised, :math:`\\eta = 0.5` (the stable step shrinks like
+  :math:`8/D`), 1000 steps.
+
+Then :func:`~slrlib.token_selection.group_sparse.sample_efficiency` with the frozen :math:`W` of
+``sym`` (:math:`D = 6`) and of ``D16``, against logistic regression on :math:`\\operatorname{vec}(X)`.
+``compute`` is deterministic (fixed keys) and cached per process.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from functools import cache
+
+import jax
+import numpy as np
+
+from slrlib.figures import FigureSpec, register
+from slrlib.plots.group_sparse import plot_group_sparse
+from slrlib.token_selection.group_sparse import (
+    GroupSparseConfig,
+    GroupSparseRun,
+    SampleEfficiency,
+    sample_efficiency,
+    train,
+)
+
+__all__ = [
+    "DOWNSTREAM_C",
+    "DOWNSTREAM_NS",
+    "PRETRAIN_CONFIGS",
+    "GroupSparseFigure",
+    "compute",
+    "first_n_reaching",
+    "table",
+]
+
+#: The pre-training runs (name → configuration), all with ``jax.random.key(PRETRAIN_SEED)``.
+PRETRAIN_CONFIGS = {
+    "raw": GroupSparseConfig(n=500, d=4, D=6, j_star=1, eta=1.0, n_steps=1000, log_every=10),
+    "sym": GroupSparseConfig(n=500, d=4, D=6, j_star=1, eta=1.0, n_steps=1000, log_every=10, symmetrize=True),
+    "D16": GroupSparseConfig(n=500, d=4, D=16, j_star=1, eta=0.5, n_steps=1000, log_every=10, symmetrize=True),
+}
+PRETRAIN_SEED = 0
+#: Downstream training-set sizes, seeds, test size, and the key.
+DOWNSTREAM_NS = (25, 50, 100, 200, 400, 800)
+DOWNSTREAM_SEEDS = 10
+DOWNSTREAM_TEST = 2500
+DOWNSTREAM_SEED = 1
+#: scikit-learn's inverse penalty for the three logistic regressions (nearly unregularised).
+DOWNSTREAM_C = 1e4
+#: Which pre-trained W serves downstream, per D.
+DOWNSTREAM_FROM = {6: "sym", 16: "D16"}
+
+
+@dataclass(frozen=True, eq=False)
+class GroupSparseFigure:
+    """The numbers of figure ``group_sparse``: ``runs`` (name → run), ``downstream`` (D → result),
+    and the compute seconds of each part."""
+
+    runs: dict[str, GroupSparseRun]
+    downstream: dict[int, SampleEfficiency]
+    seconds: dict[str, float]
+
+
+@cache
+def compute() -> GroupSparseFigure:
+    """Run the three pre-trainings, then the two downstream comparisons (deterministic)."""
+    runs, seconds = {}, {}
+    for name, config in PRETRAIN_CONFIGS.items():
+        runs[name] = train(config, jax.random.key(PRETRAIN_SEED))
+        seconds[f"pretrain {name}"] = runs[name].seconds
+    downstream = {}
+    for D, name in DOWNSTREAM_FROM.items():
+        c = runs[name].config
+        start = time.perf_counter()
+        downstream[D] = sample_efficiency(runs[name].W, c.d, c.D, c.j_star, DOWNSTREAM_NS,
+                                          jax.random.key(DOWNSTREAM_SEED), n_seeds=DOWNSTREAM_SEEDS,
+                                          n_test=DOWNSTREAM_TEST, C=DOWNSTREAM_C)
+        seconds[f"downstream D={D}"] = time.perf_counter() - start
+    return GroupSparseFigure(runs=runs, downstream=downstream, seconds=seconds)
+
+
+def first_n_reaching(se: SampleEfficiency, level: float) -> dict[str, int | None]:
+    """Per method, the smallest ``n`` of ``se.ns`` whose mean test accuracy is at least ``level``
+    (``None`` if none)."""
+    out = {}
+    for method in ("vec", "attention", "oracle"):
+        mean = se.mean_accuracy(method)
+        hit = np.flatnonzero(mean >= level)
+        out[method] = int(se.ns[hit[0]]) if hit.size else None
+    return out
+
+
+CURVES = ("train_loss", "test_acc", "cosine", "norm_ratio", "attention_jstar")
+
+
+def table(data: GroupSparseFigure) -> dict[str, np.ndarray]:
+    """The plotted numbers in long format: ``panel``, ``series``, ``x``, ``y``, ``y_se``.
+
+    Panels: the five training curves (x = step; series = run name), ``attention_matrix``
+    (series ``key i``, x = query j, y = mean :math:`S_{ij}` of run ``sym``), and
+    ``downstream_D6`` / ``downstream_D16`` (x = n; series = method; y = mean test accuracy over
+    seeds, ``y_se`` its standard error; 0 for the other panels).
+    """
+    panel, series, x, y, se = [], [], [], [], []
+
+    def add(p, s, xs, ys, ses=None):
+        xs, ys = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
+        panel.extend([p] * xs.size)
+        series.extend([s] * xs.size)
+        x.extend(xs)
+        y.extend(ys)
+        se.extend(np.zeros(xs.size) if ses is None else np.asarray(ses, dtype=float))
+
+    for curve in CURVES:
+        for name, run in data.runs.items():
+            add(curve, name, run.steps, getattr(run, curve))
+    S = data.runs["sym"].attention_matrix
+    for i in range(S.shape[0]):
+        add("attention_matrix", f"key {i}", np.arange(S.shape[1]), S[i])
+    for D, res in data.downstream.items():
+        for method in ("vec", "attention", "oracle"):
+            acc = getattr(res, f"acc_{method}")
+            add(f"downstream_D{D}", method, res.ns, res.mean_accuracy(method),
+                acc.std(axis=1, ddof=1) / np.sqrt(acc.shape[1]))
+    return {"panel": np.array(panel), "series": np.array(series), "x": np.array(x), "y": np.array(y),
+            "y_se": np.array(se)}
+
+
+register(
+    FigureSpec(
+        name="group_sparse",
+        title="Group-sparse classification: attention selects the relevant group; downstream sample efficiency",
+        chapter=13,
+        compute=compute,
+        plot=plot_group_sparse,
+        table=table,
+    )
+)

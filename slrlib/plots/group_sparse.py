@@ -1,0 +1,104 @@
+r"""Figure of chapter 13's group-sparse case: pre-training curves and downstream sample efficiency.
+
+Plotting only: the numbers come from :mod:`slrlib.figures.group_sparse`
+(:mod:`slrlib.token_selection.group_sparse`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from slrlib.plots._style import COLORS, new_figure
+
+__all__ = ["METHOD_COLORS", "RUN_COLORS", "plot_group_sparse"]
+
+#: One colour per pre-training run.
+RUN_COLORS = {"raw": "#ff7f0e", "sym": COLORS["attention"], "D16": "#9467bd"}
+#: One colour per downstream method.
+METHOD_COLORS = {"vec": COLORS["linear"], "attention": COLORS["attention"], "oracle": COLORS["bayes"]}
+METHOD_LABELS = {
+    "vec": r"logistic regression on vec$(X)$",
+    "attention": r"frozen pre-trained $W$, fit $v$",
+    "oracle": r"oracle: logistic regression on $x_{j^\star}$",
+}
+
+
+def _run_label(name, run):
+    c = run.config
+    sym = "symmetrised" if c.symmetrize else "raw sample"
+    return f"{name}: D = {c.D}, {sym}, η = {c.eta:g}"
+
+
+def plot_group_sparse(data):
+    r"""Eight panels. Top: training loss, test accuracy (Bayes accuracy 1 dotted), :math:`\cos(v_1, v^\star)`,
+    norm ratio :math:`\|v_2\|/\|v\|`, one line per pre-training run. Bottom: attention on :math:`j^\star`
+    (:math:`S_{j^\star j}` averaged over queries and test samples; dotted, :math:`1 - e^{-D}` for scale only,
+    the theorem's constant being unknown), the mean attention matrix of run ``sym``, and the downstream
+    test accuracy against :math:`n` for :math:`D = 6` and :math:`D = 16` (mean over seeds, ±1 standard error).
+    """
+    fig = new_figure(figsize=(14.6, 6.6))
+    axes = fig.subplots(2, 4)
+    panels = [
+        ("train_loss", "(a) training loss", "loss"),
+        ("test_acc", "(b) test accuracy", "accuracy"),
+        ("cosine", r"(c) $\cos(v_1, v^\star)$", "cosine"),
+        ("norm_ratio", r"(d) norm ratio $\|v_2\| / \|v\|$", "ratio"),
+        ("attention_jstar", r"(e) attention on $j^\star$", r"mean $S_{j^\star j}$"),
+    ]
+    flat = list(axes[0]) + [axes[1, 0]]
+    for ax, (field, title, ylabel) in zip(flat, panels):
+        for name, run in data.runs.items():
+            ax.plot(run.steps, getattr(run, field), color=RUN_COLORS.get(name, "black"), lw=1.6,
+                    ls="--" if name == "D16" else "-", label=_run_label(name, run))
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel("step $t$")
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3)
+    axes[0, 0].set_yscale("log")
+    axes[0, 1].axhline(1.0, color=COLORS["bayes"], ls=":", lw=1.2, label="Bayes accuracy")
+    axes[0, 1].set_ylim(0.45, 1.02)
+    axes[0, 2].set_ylim(-0.03, 1.03)
+    axes[0, 3].set_ylim(-0.03, 1.03)
+    ax = axes[1, 0]
+    D_min = min(run.config.D for run in data.runs.values())
+    ax.axhline(1 - math.exp(-D_min), color="black", ls=":", lw=1.0)
+    ax.annotate(f"$1 - e^{{-{D_min}}} = {1 - math.exp(-D_min):.4f}$ (scale only)", (0.97, 1 - math.exp(-D_min) - 0.02),
+                xycoords=("axes fraction", "data"), ha="right", va="top", fontsize=7)
+    ax.set_ylim(0.0, 1.05)
+    axes[0, 0].legend(fontsize=7, loc="lower left")
+
+    ax = axes[1, 1]
+    run = data.runs["sym"]
+    S = run.attention_matrix
+    im = ax.imshow(S, vmin=0.0, vmax=1.0, cmap="Blues")
+    D = S.shape[0]
+    ax.set_xticks(range(D), [str(j + 1) for j in range(D)])
+    ax.set_yticks(range(D), [str(i + 1) for i in range(D)])
+    ax.set_xlabel("query $j$ (1-based)")
+    ax.set_ylabel("key $i$ (1-based)")
+    for i in range(D):
+        for j in range(D):
+            ax.text(j, i, f"{S[i, j]:.2f}", ha="center", va="center", fontsize=6,
+                    color="white" if S[i, j] > 0.5 else "black")
+    ax.set_title(rf"(f) mean $S_{{ij}}$, run sym ($j^\star = {run.config.j_star + 1}$)", fontsize=9)
+    fig.colorbar(im, ax=ax, shrink=0.8)
+
+    for ax, (D, res), letter in zip(axes[1, 2:], sorted(data.downstream.items()), "gh"):
+        for method in ("vec", "attention", "oracle"):
+            acc = getattr(res, f"acc_{method}")
+            mean = res.mean_accuracy(method)
+            se = acc.std(axis=1, ddof=1) / np.sqrt(acc.shape[1]) if acc.shape[1] > 1 else np.zeros_like(mean)
+            ax.errorbar(res.ns, mean, yerr=se, color=METHOD_COLORS[method], marker="o", ms=3.5, lw=1.5,
+                        capsize=2, label=METHOD_LABELS[method])
+        ax.set_xscale("log")
+        ax.set_xticks(res.ns, [str(n) for n in res.ns])
+        ax.minorticks_off()
+        ax.set_ylim(0.45, 1.02)
+        ax.set_xlabel("downstream training samples $n$")
+        ax.set_ylabel("test accuracy")
+        ax.set_title(f"({letter}) downstream, D = {D} (dD = {res.d * D}, d + D = {res.d + D})", fontsize=8.5)
+        ax.grid(alpha=0.3, which="both")
+    axes[1, 2].legend(fontsize=7, loc="lower right")
+    return fig

@@ -1,0 +1,113 @@
+r"""Figure ``nn1`` of chapter 13: in-context one-nearest-neighbour prediction by one attention layer.
+
+Plotting only: the numbers come from :mod:`slrlib.token_selection.nn1` through
+:func:`slrlib.figures.nn1.nn1_data`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from slrlib.plots._style import COLORS, new_figure
+
+__all__ = ["plot_nn1", "margin_bound"]
+
+
+def margin_bound(delta, xi1: float, N: int, R: float) -> np.ndarray:
+    r"""The margin term of the shift bound for :math:`W = \operatorname{diag}(\xi_1 I_d, 0, -\infty)`:
+    :math:`\tfrac12 (f - y_{i^\star})^2 \le 2R^2(N-1)^2 e^{-\xi_1\delta}` (our constants; chapter 13)."""
+    return 2.0 * R**2 * (N - 1) ** 2 * np.exp(-xi1 * np.asarray(delta, dtype=float))
+
+
+def plot_nn1(data):
+    r"""Six panels: (a) train and held-out loss against the step (log–log) with a
+    :math:`t^{-1/3}` guide; (b) :math:`\xi_1` and :math:`\xi_2`; (c) the distance to the talk's
+    form, :math:`\|W - P(W)\|_F / \|W\|_F`, and :math:`|c|`; (d) attention on the nearest
+    neighbour (mean mass, argmax fraction) and sign accuracy; (e) the final :math:`W`; (f) the
+    held-out loss on shifted prompts against the margin :math:`\delta`, with and without the
+    query's self-attention, and the margin term of the bound.
+    """
+    r, m, R = data.result, data.margin, data.R
+    cfg = r.config
+    t = np.asarray(r.steps) + 1.0
+    fig = new_figure(figsize=(13.5, 7.4))
+    axes = fig.subplots(2, 3)
+
+    ax = axes[0, 0]
+    ax.plot(t, r.train_loss, color=COLORS["monte_carlo"], lw=1.2, label="train (batch losses)")
+    ax.plot(t, r.test_loss, color=COLORS["attention"], lw=1.8, label=f"held out ({cfg.n_test:,} prompts)")
+    guide = t >= t[-1] / 100
+    ax.plot(t[guide], r.test_loss[-1] * (t[guide] / t[-1]) ** (-1 / 3), color=COLORS["bound"], ls=":",
+            lw=1.2, label=r"$\propto t^{-1/3}$")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_ylabel(r"loss $\frac{1}{2}(f_W(H) - y_{i^\star})^2$")
+    ax.set_title("(a) loss", fontsize=9)
+    ax.legend(fontsize=7, loc="lower left")
+
+    ax = axes[0, 1]
+    ax.plot(t, r.form["xi1"], color=COLORS["attention"], lw=1.8, label=r"$\xi_1$ (mean of the $x$-block diagonal)")
+    ax.fill_between(t, r.form["xi1"] - r.form["xi1_range"] / 2, r.form["xi1"] + r.form["xi1_range"] / 2,
+                    color=COLORS["attention"], alpha=0.25, lw=0)
+    ax.plot(t, r.form["xi2"], color=COLORS["linear"], lw=1.8, label=r"$\xi_2 = -W_{d+2,d+2}$")
+    ax.set_xscale("log")
+    ax.set_ylabel("entry of $W$")
+    ax.set_title(r"(b) $W_t \approx \mathrm{diag}(\xi_1 I_d, 0, -\xi_2)$", fontsize=9)
+    ax.legend(fontsize=7, loc="upper left")
+
+    ax = axes[0, 2]
+    ax.plot(t[1:], r.form["off_form"][1:], color=COLORS["attention"], lw=1.8,
+            label=r"$\|W - P(W)\|_F / \|W\|_F$")
+    ax.plot(t[1:], np.abs(r.form["c"][1:]), color=COLORS["null"], lw=1.0,
+            label=r"$|c| = |W_{d+1,d+2}|$")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_title("(c) distance to the talk's form", fontsize=9)
+    ax.legend(fontsize=7, loc="lower left")
+
+    ax = axes[1, 0]
+    ax.plot(t, r.attn_mass, color=COLORS["attention"], lw=1.8, label=r"mean attention on $i^\star$")
+    ax.plot(t, r.argmax_frac, color=COLORS["softmax"], lw=1.2, label=r"argmax attention $= i^\star$")
+    ax.plot(t, r.sign_acc, color=COLORS["bayes"], lw=1.2, label=r"$\mathrm{sign}\, f_W = y_{i^\star}$")
+    ax.set_xscale("log")
+    ax.set_ylim(0, 1.02)
+    ax.set_ylabel("fraction (held out)")
+    ax.set_title("(d) attention selects the nearest neighbour", fontsize=9)
+    ax.legend(fontsize=7, loc="lower right")
+
+    ax = axes[1, 1]
+    W = np.asarray(r.W[-1])
+    d = W.shape[0] - 2
+    vmax = np.abs(W).max()
+    ax.imshow(W, cmap="RdBu_r", vmin=-vmax, vmax=vmax)
+    for i in range(W.shape[0]):
+        for j in range(W.shape[1]):
+            ax.text(j, i, f"{W[i, j]:.1f}".replace("-0.0", "0.0"), ha="center", va="center", fontsize=6.5,
+                    color="white" if abs(W[i, j]) > 0.6 * vmax else "black")
+    names = [f"$x_{{{k + 1}}}$" for k in range(d)] + ["$y$", "$1$"]
+    ax.set_xticks(range(d + 2), names, fontsize=7)
+    ax.set_yticks(range(d + 2), names, fontsize=7)
+    ax.set_title(f"(e) $W$ after {int(r.steps[-1]):,} steps", fontsize=9)
+
+    ax = axes[1, 2]
+    delta = np.asarray(m["delta"])
+    ax.plot(delta, m["loss"], "o-", color=COLORS["attention"], lw=1.8, ms=3.5, label="trained $W$")
+    ax.plot(delta, m["loss_query_masked"], "s--", color=COLORS["softmax"], lw=1.2, ms=3,
+            label="query's self-attention removed")
+    bound = margin_bound(delta, float(r.form["xi1"][-1]), cfg.N, R)
+    keep = bound < 1
+    ax.plot(delta[keep], bound[keep], color=COLORS["bound"], ls=":", lw=1.2,
+            label=r"$2R^2(N-1)^2 e^{-\xi_1\delta}$")
+    ax.set_yscale("log")
+    ax.set_xlabel(r"margin $\delta$")
+    ax.set_ylabel("held-out loss (shifted prompts)")
+    ax.set_title(rf"(f) distribution shift: margin $\delta$, labels $\sim\mathcal{{U}}[-{R:g}, {R:g}]$", fontsize=9)
+    ax.legend(fontsize=7, loc="lower left")
+
+    for ax in (axes[0, 0], axes[0, 1], axes[0, 2], axes[1, 0]):
+        ax.set_xlabel("step $t$ + 1")
+        ax.grid(alpha=0.3, which="both")
+    axes[1, 2].grid(alpha=0.3, which="both")
+    fig.suptitle(f"In-context 1-NN: d = {cfg.d}, N = {cfg.N}, σ = {cfg.sigma:g}, step size {cfg.lr:g}, "
+                 f"batch {cfg.batch_size} fresh prompts per step", fontsize=10)
+    return fig
