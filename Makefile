@@ -1,10 +1,14 @@
 # Single-location regression: an executable textbook.
 #
-#   make book    set up .venv (first use), execute every chapter, build HTML into _build/html
-#   make test    set up .venv (first use), library tests, the same book build, then the
-#                browser test (tests/browser: static checks and headless Chromium) on it
-#   make bench   set up .venv (first use), run benchmarks/ (if any)
-#   make clean   remove _build/
+#   make book        set up .venv (first use), build HTML into _build/html, executing only
+#                    the chapters whose code cells changed since they were cached
+#                    (jupyter-cache in _build/.jupyter_cache); blind to changes in slrlib
+#   make book-fresh  the same, but first empties the cache: every chapter is executed in a
+#                    fresh kernel and every page rebuilt (and the cache refilled)
+#   make test        set up .venv (first use), library tests, make book-fresh, then the
+#                    browser test (tests/browser: static checks and headless Chromium) on it
+#   make bench       set up .venv (first use), run benchmarks/ (if any)
+#   make clean       remove _build/ (the jupyter-cache included)
 #
 # Only python3 (3.11) is needed beforehand; everything else is installed into .venv
 # from the exact pins in requirements.lock.
@@ -30,13 +34,20 @@ MATHJAX_FILES   := tex-chtml.js input/tex/extensions output/chtml/fonts/woff-v2 
 CHROMIUM ?= chromium
 
 # Warnings are errors (-W), also for missing references (-n); --keep-going reports
-# every warning before failing; --all rebuilds (and so re-executes) every chapter.
-JB_FLAGS ?= --warningiserror --nitpick --keep-going --all
+# every warning before failing.
+JB_FLAGS ?= --warningiserror --nitpick --keep-going
+# The jupyter-cache (execute.cache in _config.yml names the same folder).
+JB_CACHE := _build/.jupyter_cache
+# Written by each successful build. `make book` is incremental (Sphinx re-reads only the
+# changed sources) while it exists; without it (first build, or the last one failed)
+# `make book` adds --all, so that no page keeps a warning that an incremental build
+# would not report again.
+BOOK_OK  := _build/.book-ok
 # Extra pytest arguments, e.g. `make test PYTEST_ARGS="-n 2"` (pytest-xdist).
 PYTEST_ARGS ?=
 
 .DEFAULT_GOAL := book
-.PHONY: book test bench clean install mathjax chromium
+.PHONY: book book-fresh test bench clean install mathjax chromium
 
 install: $(STAMP) $(MATHJAX_STAMP)
 
@@ -74,17 +85,31 @@ $(STAMP): requirements.lock pyproject.toml
 
 book: $(STAMP) $(MATHJAX_STAMP)
 	@start=$$(date +%s); \
-	$(VENV)/bin/jupyter-book build . $(JB_FLAGS); \
+	all=$$([ -f $(BOOK_OK) ] || echo --all); \
+	rm -f $(BOOK_OK); \
+	$(VENV)/bin/jupyter-book build . $(JB_FLAGS) $$all; \
+	touch $(BOOK_OK); \
 	echo "book build: $$(( $$(date +%s) - start )) s"; \
 	echo "$(CURDIR)/_build/html/index.html"
 
-# Library tests (tests/, not tests/browser), the book build, then the built site:
-# tests/browser (static checks of the HTML and headless Chromium) on _build/html.
+# Every chapter executed again, each in a fresh kernel (the cache is emptied, then refilled
+# by the build), and every page re-read and rewritten (--all).
+book-fresh: $(STAMP) $(MATHJAX_STAMP)
+	@start=$$(date +%s); \
+	rm -rf $(JB_CACHE) $(BOOK_OK); \
+	$(VENV)/bin/jupyter-book build . $(JB_FLAGS) --all; \
+	touch $(BOOK_OK); \
+	echo "book build (fresh): $$(( $$(date +%s) - start )) s"; \
+	echo "$(CURDIR)/_build/html/index.html"
+
+# Library tests (tests/, not tests/browser), the fresh book build (a library change does
+# not invalidate the cache), then the built site: tests/browser (static checks of the
+# HTML and headless Chromium) on _build/html.
 test: $(STAMP) $(MATHJAX_STAMP) chromium
 	@start=$$(date +%s); \
 	$(PY) -m pytest --ignore=tests/browser $(PYTEST_ARGS); \
 	echo "pytest: $$(( $$(date +%s) - start )) s"
-	@$(MAKE) --no-print-directory book
+	@$(MAKE) --no-print-directory book-fresh
 	@start=$$(date +%s); \
 	SLR_REQUIRE_BROWSER=1 $(PY) -m pytest tests/browser $(PYTEST_ARGS); \
 	echo "browser test: $$(( $$(date +%s) - start )) s"

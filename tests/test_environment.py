@@ -127,3 +127,20 @@ def test_installed_version_matches_lock(lock, package):
         f"{package} {installed} is installed but requirements.lock pins {lock[normalise(package)]}; "
         "run `make` to reinstall .venv"
     )
+
+
+def test_book_fresh_empties_the_jupyter_cache():
+    """`make book` runs chapters through jupyter-cache (blind to slrlib changes); `make
+    book-fresh`, which `make test` runs, must empty the very folder _config.yml names, or
+    it would serve cached outputs instead of executing every chapter."""
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    execute = config["execute"]
+    assert execute["execute_notebooks"] == "cache"
+    assert execute["allow_errors"] is False and execute["raise_on_error"] is True
+    cache = execute["cache"]
+    assert Path(cache).parts[0] == "_build", f"{cache} is not under the git-ignored _build/"
+    makefile = (ROOT / "Makefile").read_text()
+    assert re.search(rf"^JB_CACHE\s*:?=\s*{re.escape(cache)}\s*$", makefile, re.MULTILINE), cache
+    fresh = re.search(r"^book-fresh:.*?(?=^\S)", makefile, re.MULTILINE | re.DOTALL)
+    assert fresh and "rm -rf $(JB_CACHE)" in fresh[0] and "--all" in fresh[0]
+    assert re.search(r"^\t@\$\(MAKE\) --no-print-directory book-fresh$", makefile, re.MULTILINE)

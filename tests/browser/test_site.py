@@ -113,6 +113,9 @@ def test_every_chapter_is_downloadable_as_ipynb(site):
         nbformat.validate(nb)
         code = [c for c in nb.cells if c.cell_type == "code"]
         assert code and any("slrlib" in c.source for c in code), f"{notebook.name} has no slrlib code"
+        # Executed: with execute_notebooks: cache, a chapter taken from the cache must still
+        # ship its outputs (book/_ext/cached_outputs.py).
+        assert any(c.outputs for c in code), f"{notebook.name} has no outputs: not the executed notebook"
         assert nb.metadata.get("kernelspec", {}).get("language") == "python"
 
 
