@@ -15,6 +15,21 @@ cold and ``--sgd-repeats`` times warm with the exact low-dimensional sampler, an
 baseline, the plain sampler (whole batches, ``jax.grad``) on a shorter run of the same
 configuration.
 
+Then Figures 8 and 10 (``slrlib.transformer.TRANSFORMER_CONFIGS``: a Transformer layer trained
+by single-pass SGD, 20 runs × 8 000 steps and 10 runs × 10 000 steps, batch 128, d = 80,
+L = 10): once cold and ``--transformer-repeats`` times warm, and, as the baseline, the same
+configuration on ``--baseline-steps`` steps in a subprocess with JAX's stock (rolled) Threefry
+lowering (``SLRLIB_STOCK_THREEFRY=1``), beside the same short run here. And the chapter-12
+encoding: the [CLS] states of all 23 008 sentences of Appendix E.1 through the book's
+encoder (no disk cache), against unbatched encoding of a subset.
+
+For Figures 5, 8 and 10 it states the floor of a run-step (``benchmarks/floors.py``): the
+normals drawn and the multiply-adds, times their price measured here at the step's shapes,
+and how far the measured step is above it.
+
+``--only`` runs a subset: ``pgd``, ``fig5``, ``fig8``, ``fig10``, ``encoding`` (comma-separated);
+the other entries of an existing ``bench.json`` are kept.
+
 Writes ``_build/bench.json``::
 
     {"fig4a": {"seconds": ..., "run_steps": ..., "us_per_run_step": ..., ...}, ...}
@@ -52,20 +67,63 @@ def main(argv=None) -> int:
     parser.add_argument("--dense-steps", type=int, default=2_000, help="steps of the d-dimensional baseline")
     parser.add_argument("--sgd-repeats", type=int, default=1, help="warm repetitions of Figure 5")
     parser.add_argument("--plain-steps", type=int, default=10_000, help="steps of the plain-sampler baseline")
+    parser.add_argument("--transformer-repeats", type=int, default=1, help="warm repetitions of Figures 8 and 10")
+    parser.add_argument("--baseline-steps", type=int, default=400,
+                        help="steps of the stock-Threefry baseline of Figures 8 and 10")
+    parser.add_argument("--only", default="pgd,fig5,fig8,fig10,encoding", help="comma-separated subset")
     parser.add_argument("--out", default="_build/bench.json")
     args = parser.parse_args(argv)
+    only = set(args.only.split(","))
+    unknown = only - set(PARTS)
+    if unknown:
+        parser.error(f"--only: unknown {sorted(unknown)}; choose from {list(PARTS)}")
 
     import jax
 
     import slrlib  # noqa: F401  (float64)
+    from slrlib._threefry import unrolled_threefry_active
+
+    out = Path(args.out)
+    results: dict[str, dict] = json.loads(out.read_text()) if out.is_file() else {}
+    print(f"machine: {_cpu_name()}, {os.cpu_count()} cores, jax {jax.__version__} on {jax.default_backend()}, "
+          f"Threefry lowering: {'unrolled (slrlib)' if unrolled_threefry_active() else 'stock'}")
+    if "pgd" in only:
+        results.update(_bench_pgd(args))
+    if "fig5" in only:
+        results["fig5"] = _bench_fig5(args)
+    for name in ("fig8", "fig10"):
+        if name in only:
+            results[name] = _bench_transformer(name, args)
+    if "encoding" in only:
+        results["encoding"] = _bench_encoding()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"wrote {out}")
+    return 0
+
+
+PARTS = ("pgd", "fig5", "fig8", "fig10", "encoding")
+
+
+def _cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _bench_pgd(args) -> dict:
+    import jax
+
     from slrlib.dynamics import pgd_dense
     from slrlib.experiments import PGD_CONFIGS, _initialisation, run_pgd_experiment
 
     results: dict[str, dict] = {}
     print(f"PGD at the paper's parameters: {len(PGD_CONFIGS)} configurations, "
           f"median of {args.repeats} warm runs (cold = first call, compilation included)")
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-          f"jax {jax.__version__} on {jax.default_backend()}")
     header = (f"{'figure':<7} {'runs×steps':>11} {'cold s':>7} {'warm s':>7} {'µs/run-step':>12} "
               f"{'dense µs/run-step':>18} {'dense/span':>10}")
     print(header)
@@ -110,12 +168,7 @@ def main(argv=None) -> int:
     print(f"the authors' code steps one run at about {AUTHORS_US_PER_STEP:g} µs per step on this machine type "
           f"(measured): {total_steps * AUTHORS_US_PER_STEP * 1e-6 / 60:.0f} min for these run-steps, "
           f"{AUTHORS_US_PER_STEP / (total_warm / total_steps * 1e6):,.0f} times the warm time here")
-    results["fig5"] = _bench_fig5(args)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=2) + "\n")
-    print(f"wrote {out}")
-    return 0
+    return results
 
 
 def _bench_fig5(args) -> dict:
@@ -150,6 +203,18 @@ def _bench_fig5(args) -> dict:
     print(f"the authors' code steps one run at about {AUTHORS_SGD_US_PER_STEP:g} µs per step on this machine type: "
           f"{cfg.run_steps * AUTHORS_SGD_US_PER_STEP * 1e-6 / 60:.0f} min for Figure 5, "
           f"{AUTHORS_SGD_US_PER_STEP / us:,.0f} times the warm time here")
+    from slrlib.sgd import _exact_draws
+
+    from benchmarks.floors import ns_per_mac, ns_per_normal, sgd_counts
+
+    n_draws = _exact_draws(cfg.batch_size, cfg.L, cfg.heads, cfg.M, cfg.d)
+    counts = sgd_counts(cfg, n_draws)
+    import jax.numpy as jnp
+
+    prices = {"ns_per_normal": ns_per_normal(1, (cfg.n_runs, n_draws), jnp.float32, steps=2000),
+              "ns_per_mac": ns_per_mac(cfg.n_runs, cfg.batch_size * cfg.L, 2 * cfg.heads + 2 * cfg.M, 2 * cfg.heads,
+                                       jnp.float64, steps=2000)}
+    floor = _print_floor(counts, prices, us)
     return {
         "seconds": seconds,
         "run_steps": cfg.run_steps,
@@ -159,7 +224,117 @@ def _bench_fig5(args) -> dict:
         "plain_us_per_run_step": plain_us,
         "exact_short_us_per_run_step": exact_short_us,
         "plain_over_exact": plain_us / exact_short_us,
+        **floor,
     }
+
+
+def _print_floor(counts: dict, prices: dict, us: float) -> dict:
+    """Print and return the floor of a run-step: counts x measured prices (benchmarks/floors.py)."""
+    normals_us = counts["normals"] * prices["ns_per_normal"] * 1e-3
+    macs_us = counts["macs"] * prices["ns_per_mac"] * 1e-3
+    floor = normals_us + macs_us
+    print(f"floor of a run-step: {counts['normals']:,} normals × {prices['ns_per_normal']:.2f} ns = {normals_us:.1f} µs, "
+          f"+ {counts['macs']:,} multiply-adds × {prices['ns_per_mac']:.4f} ns = {macs_us:.1f} µs: "
+          f"{floor:.1f} µs; measured {us:.1f} µs = {us / floor:.1f} × the floor")
+    return {"normals_per_run_step": counts["normals"], "macs_per_run_step": counts["macs"],
+            "ns_per_normal": prices["ns_per_normal"], "ns_per_mac": prices["ns_per_mac"],
+            "floor_us_per_run_step": floor, "over_floor": us / floor}
+
+
+GOAL_TRANSFORMER_SECONDS = 60.0
+
+_BASELINE = """
+import json, sys, time, jax
+import slrlib
+from slrlib._threefry import unrolled_threefry_active
+from slrlib.transformer import TRANSFORMER_CONFIGS, train_transformer
+cfg = TRANSFORMER_CONFIGS[sys.argv[1]].replace(n_steps=int(sys.argv[2]), log_every=int(sys.argv[2]))
+train_transformer(cfg, jax.random.key(0))
+times = []
+for _ in range(3):
+    start = time.perf_counter(); train_transformer(cfg, jax.random.key(0)); times.append(time.perf_counter() - start)
+print(json.dumps({"stock": not unrolled_threefry_active(), "seconds": sorted(times)[1], "run_steps": cfg.run_steps}))
+"""
+
+
+def _short_transformer_run(name: str, steps: int, stock: bool) -> dict:
+    """Median of 3 warm runs of ``steps`` steps of configuration ``name``, in a fresh process,
+    with JAX's stock Threefry lowering or slrlib's."""
+    import subprocess
+
+    env = dict(os.environ, SLRLIB_STOCK_THREEFRY="1" if stock else "0")
+    proc = subprocess.run([sys.executable, "-c", _BASELINE, name, str(steps)], env=env,
+                          capture_output=True, text=True, check=True)
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["stock"] == stock
+    return out
+
+
+def _bench_transformer(name: str, args) -> dict:
+    import jax.numpy as jnp
+
+    from slrlib.transformer import TRANSFORMER_CONFIGS, run_transformer_experiment
+
+    from benchmarks.floors import ns_per_mac, ns_per_normal, transformer_counts
+
+    cfg = TRANSFORMER_CONFIGS[name]
+    print()
+    print(f"Figure {name[3:]} (Transformer layer, SGD): {cfg.n_runs} runs × {cfg.n_steps:,} steps, batch "
+          f"{cfg.batch_size}, d = {cfg.d}, L = {cfg.L}, {cfg.n_heads} head(s) of width {cfg.r}, MLP width {cfg.m}")
+    cold = run_transformer_experiment(name).seconds  # compilation included
+    warm = [run_transformer_experiment(name).seconds for _ in range(args.transformer_repeats)]
+    seconds = statistics.median(warm)
+    us = seconds / cfg.run_steps * 1e6
+    steps = args.baseline_steps
+    stock = _short_transformer_run(name, steps, stock=True)
+    here = _short_transformer_run(name, steps, stock=False)
+    stock_us = stock["seconds"] / stock["run_steps"] * 1e6
+    here_us = here["seconds"] / here["run_steps"] * 1e6
+    header = f"{'run':<36} {'runs×steps':>11} {'seconds':>8} {'µs/run-step':>12}"
+    print(header)
+    print("-" * len(header))
+    print(f"{'full run (cold)':<36} {cfg.run_steps:>11,} {cold:>8.2f} {cold / cfg.run_steps * 1e6:>12.1f}")
+    print(f"{'full run (warm)':<36} {cfg.run_steps:>11,} {seconds:>8.2f} {us:>12.1f}")
+    print(f"{'short run, unrolled Threefry (warm)':<36} {here['run_steps']:>11,} {here['seconds']:>8.2f} {here_us:>12.1f}")
+    print(f"{'short run, stock Threefry (warm)':<36} {stock['run_steps']:>11,} {stock['seconds']:>8.2f} {stock_us:>12.1f}")
+    print(f"stock / unrolled Threefry, same short run: {stock_us / here_us:.2f}×")
+    print(f"goal: Figure {name[3:]} <= {GOAL_TRANSFORMER_SECONDS:g} s warm (cold {cold:.1f} s, warm {seconds:.1f} s): "
+          f"{'met' if seconds <= GOAL_TRANSFORMER_SECONDS else 'NOT met'}")
+    counts = transformer_counts(cfg)
+    prices = {"ns_per_normal": ns_per_normal(cfg.n_runs, (cfg.batch_size, cfg.L * cfg.d + 1), jnp.float32),
+              "ns_per_mac": ns_per_mac(cfg.n_runs, cfg.batch_size, cfg.d, cfg.m, jnp.float32)}
+    floor = _print_floor(counts, prices, us)
+    return {
+        "seconds": seconds,
+        "run_steps": cfg.run_steps,
+        "us_per_run_step": us,
+        "cold_seconds": cold,
+        "warm_seconds": warm,
+        "short_run_steps": here["run_steps"],
+        "short_us_per_run_step": here_us,
+        "stock_threefry_us_per_run_step": stock_us,
+        "stock_over_unrolled": stock_us / here_us,
+        **floor,
+    }
+
+
+def _bench_encoding(subset: int = 256) -> dict:
+    from slrlib import probing
+
+    print()
+    encoder = probing.load_encoder()
+    sentences = [s for sset in probing.make_datasets().values() for s in sset.sentences]
+    print(f"Chapter 12 encoding: the [CLS] states of {len(sentences):,} sentences, every layer, "
+          f"encoder {encoder.name} (no disk cache)")
+    probing.cls_states(encoder, sentences[:64])  # warm-up
+    seconds = _time(lambda: probing.cls_states(encoder, sentences))
+    one = _time(lambda: probing.cls_states(encoder, sentences[:subset], batch_size=1))
+    us = seconds / len(sentences) * 1e6
+    one_us = one / subset * 1e6
+    print(f"batches of 256: {seconds:.1f} s, {us:.0f} µs per sentence; one at a time ({subset} sentences): "
+          f"{one_us:.0f} µs per sentence; ratio {one_us / us:.1f}×")
+    return {"seconds": seconds, "sentences": len(sentences), "us_per_sentence": us,
+            "unbatched_us_per_sentence": one_us, "unbatched_over_batched": one_us / us}
 
 
 if __name__ == "__main__":
