@@ -43,6 +43,9 @@ JB_CACHE := _build/.jupyter_cache
 # `make book` adds --all, so that no page keeps a warning that an incremental build
 # would not report again.
 BOOK_OK  := _build/.book-ok
+# Chapters executed at once into the cache before Sphinx renders them
+# (book/_ext/execute_chapters.py); each in its own fresh kernel.
+BOOK_JOBS ?= 2
 # Extra pytest arguments, e.g. `make test PYTEST_ARGS="-n 2"` (pytest-xdist).
 PYTEST_ARGS ?=
 
@@ -87,6 +90,7 @@ book: $(STAMP) $(MATHJAX_STAMP)
 	@start=$$(date +%s); \
 	all=$$([ -f $(BOOK_OK) ] || echo --all); \
 	rm -f $(BOOK_OK); \
+	$(PY) book/_ext/execute_chapters.py --jobs $(BOOK_JOBS); \
 	$(VENV)/bin/jupyter-book build . $(JB_FLAGS) $$all; \
 	touch $(BOOK_OK); \
 	echo "book build: $$(( $$(date +%s) - start )) s"; \
@@ -97,6 +101,7 @@ book: $(STAMP) $(MATHJAX_STAMP)
 book-fresh: $(STAMP) $(MATHJAX_STAMP)
 	@start=$$(date +%s); \
 	rm -rf $(JB_CACHE) $(BOOK_OK); \
+	$(PY) book/_ext/execute_chapters.py --jobs $(BOOK_JOBS); \
 	$(VENV)/bin/jupyter-book build . $(JB_FLAGS) --all; \
 	touch $(BOOK_OK); \
 	echo "book build (fresh): $$(( $$(date +%s) - start )) s"; \

@@ -1,0 +1,134 @@
+"""Execute the book's chapters into the jupyter-cache, several at a time, before Sphinx runs.
+
+``make book`` and ``make book-fresh`` call this first; ``jupyter-book build`` (with
+``execute_notebooks: cache``) then finds every chapter in the cache and only renders it.
+Sphinx itself executes one notebook after another; the chapters are independent, so on a
+2-core machine two kernels at once finish sooner (much of a chapter is single-threaded:
+Python, tracing, XLA compilation).
+
+What is executed, and how, is what myst-nb's cache mode would do: each chapter that the
+table of contents lists and that has no cached run of its current code cells is read with
+myst-nb's reader (the same notebook, so the same cache key), executed in a fresh kernel
+with the chapter's folder as working directory and ``_config.yml``'s timeout, and cached on
+success. Chapters whose code has a cached run are skipped. Longest first (by the time a
+previous run took, else later chapters first), on ``--jobs`` workers.
+
+A chapter that raises is not cached: the script prints its traceback and exits 1 (so
+``make`` stops); every other chapter still runs. Prints a table of the chapters and their
+execution times.
+
+    python book/_ext/execute_chapters.py [--jobs N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _toc_files(toc: dict) -> list[str]:
+    files = [toc["root"]]
+    for part in toc.get("parts", []):
+        for chapter in part.get("chapters", []):
+            files.append(chapter["file"])
+            files.extend(section["file"] for section in chapter.get("sections", []))
+    return files
+
+
+def _chapters() -> list[Path]:
+    from myst_nb.core.read import is_myst_markdown_notebook
+
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    paths = [ROOT / (f + ".md") for f in _toc_files(toc)]
+    return [p for p in paths if p.is_file() and is_myst_markdown_notebook(p.read_text(encoding="utf-8"))]
+
+
+def _execute(job: tuple[str, str, int]) -> tuple[str, float | None, str | None]:
+    """Execute one chapter and cache it: (path, seconds, traceback or None)."""
+    path, cache_path, timeout = job
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+    from jupyter_cache.executors.utils import single_nb_execution
+    from myst_nb.core.read import myst_nb_reader_plugin
+
+    cache = get_cache(cache_path)
+    notebook = myst_nb_reader_plugin(path)
+    result = single_nb_execution(notebook, cwd=str(Path(path).parent), timeout=timeout, allow_errors=False,
+                                 meta_override=True)
+    if result.err is not None:
+        return path, None, result.exc_string
+    cache.cache_notebook_bundle(CacheBundleIn(notebook, path, data={"execution_seconds": result.time}),
+                                check_validity=False, overwrite=True)
+    return path, result.time, None
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--jobs", type=int, default=2, help="chapters executed at once (default 2)")
+    args = parser.parse_args(argv)
+    if args.jobs < 1:
+        parser.error(f"--jobs must be >= 1, got {args.jobs}")
+
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())["execute"]
+    if config.get("execute_notebooks") != "cache":
+        print("execute_chapters: execute_notebooks is not 'cache' in _config.yml; nothing to do")
+        return 0
+    cache_path = str(ROOT / config["cache"])
+    timeout = int(config.get("timeout", 600))
+
+    from jupyter_cache import get_cache
+
+    cache = get_cache(cache_path)
+    chapters = _chapters()
+    todo = [p for p in chapters if _needs_run(cache, p)]
+    if not todo:
+        print("execute_chapters: every chapter's code has a cached run")
+        return 0
+    # The time a previous run of each chapter took (older code), to start the longest first.
+    previous: dict[str, float] = {}
+    for record in cache.list_cache_records():
+        seconds = float(record.data.get("execution_seconds") or 0.0)
+        previous[record.uri] = max(previous.get(record.uri, 0.0), seconds)
+    order = sorted(todo, key=lambda p: (-previous.get(str(p), 0.0), -chapters.index(p)))
+    print(f"execute_chapters: {len(order)} chapter(s) on {min(args.jobs, len(order))} worker(s): "
+          + ", ".join(p.stem for p in order), flush=True)
+    start = time.perf_counter()
+    jobs = [(str(p), cache_path, timeout) for p in order]
+    ctx = multiprocessing.get_context("spawn")
+    failed = []
+    rows = []
+    with ctx.Pool(min(args.jobs, len(jobs))) as pool:
+        for path, seconds, traceback in pool.imap_unordered(_execute, jobs):
+            name = Path(path).stem
+            if traceback is None:
+                print(f"  {name}: executed in {seconds:.1f} s", flush=True)
+                rows.append((name, seconds))
+            else:
+                print(f"  {name}: FAILED\n{traceback}", flush=True)
+                failed.append(name)
+    wall = time.perf_counter() - start
+    total = sum(s for _, s in rows)
+    print(f"execute_chapters: {len(rows)} executed in {wall:.0f} s wall ({total:.0f} s of kernel time)"
+          + (f"; failed: {', '.join(failed)}" if failed else ""))
+    return 1 if failed else 0
+
+
+def _needs_run(cache, path: Path) -> bool:
+    from myst_nb.core.read import myst_nb_reader_plugin
+
+    try:
+        cache.match_cache_notebook(myst_nb_reader_plugin(str(path)))
+        return False
+    except KeyError:
+        return True
+
+
+if __name__ == "__main__":
+    sys.exit(main())
