@@ -5,7 +5,8 @@
 #                    (jupyter-cache in _build/.jupyter_cache); blind to changes in slrlib
 #   make book-fresh  the same, but first empties the cache: every chapter is executed in a
 #                    fresh kernel and every page rebuilt (and the cache refilled)
-#   make test        set up .venv (first use), library tests, make book-fresh, then the
+#   make test        set up .venv (first use), library tests (those marked roundoff also
+#                    compiled for SSE4.2), make book-fresh, then the
 #                    browser test (tests/browser: static checks and headless Chromium) on it
 #   make bench       set up .venv (first use), run benchmarks/ (if any)
 #   make clean       remove _build/ (the jupyter-cache included)
@@ -46,6 +47,9 @@ BOOK_OK  := _build/.book-ok
 # Chapters executed at once into the cache before Sphinx renders them
 # (book/_ext/execute_chapters.py); each in its own fresh kernel.
 BOOK_JOBS ?= 2
+# The tests marked `roundoff` (two compiled programs compared to a round-off tolerance) run
+# a second time compiled for this instruction set, as on another user's CPU.
+OTHER_ISA ?= SSE4_2
 # Extra pytest arguments, e.g. `make test PYTEST_ARGS="-n 2"` (pytest-xdist).
 PYTEST_ARGS ?=
 
@@ -114,6 +118,9 @@ test: $(STAMP) $(MATHJAX_STAMP) chromium
 	@start=$$(date +%s); \
 	$(PY) -m pytest --ignore=tests/browser $(PYTEST_ARGS); \
 	echo "pytest: $$(( $$(date +%s) - start )) s"
+	@start=$$(date +%s); \
+	XLA_FLAGS=--xla_cpu_max_isa=$(OTHER_ISA) $(PY) -m pytest --ignore=tests/browser -m roundoff $(PYTEST_ARGS); \
+	echo "pytest -m roundoff under $(OTHER_ISA): $$(( $$(date +%s) - start )) s"
 	@$(MAKE) --no-print-directory book-fresh
 	@start=$$(date +%s); \
 	SLR_REQUIRE_BROWSER=1 $(PY) -m pytest tests/browser $(PYTEST_ARGS); \

@@ -118,6 +118,7 @@ def test_points_on_manifold_rejects_bad_input(directions):
 SHORT = PGDConfig("short", "short test run", "manifold", 0.1, "constant", 4e-3, 300, 30, d=40, L=5, n_runs=3)
 
 
+@pytest.mark.roundoff
 def test_manifold_drift_stays_at_roundoff_and_matches_dense_pgd():
     drift = t5.manifold_drift(SHORT)
     assert drift.steps.shape == (301,)
@@ -148,6 +149,7 @@ def test_manifold_drift_and_reduced_vs_full_reject_configs_off_the_manifold():
         t5.manifold_drift("nonexistent")
 
 
+@pytest.mark.roundoff
 def test_reduced_vs_full_agree():
     out = t5.reduced_vs_full(SHORT)
     assert out.gap.max() < 1e-12
@@ -210,6 +212,7 @@ def test_jacobian_determinant_matches_the_jacobian():
     assert det[0] == pytest.approx(np.linalg.det(np.eye(2) - 0.2 * H), rel=1e-10)
 
 
+@pytest.mark.roundoff
 def test_descent_check_agrees_with_logged_trajectories():
     k0 = np.array([0.4, -0.7, 0.05])
     n0 = np.array([-0.3, 0.6, 0.0])

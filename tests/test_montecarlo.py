@@ -46,6 +46,7 @@ def test_mean_with_stderr_matches_numpy():
         mean_with_stderr(np.array([1.0, np.nan]))
 
 
+@pytest.mark.roundoff
 def test_same_samples_as_monte_carlo_risk(task, dirs):
     k_star, v_star = dirs
     predict = lambda X: erf_attention(X, k_star, v_star, 0.4)  # noqa: E731
@@ -78,6 +79,7 @@ def test_moments_of_the_task(task, dirs, record_z):
         assert np.all(np.abs(z) < 5), (name, est[name])
 
 
+@pytest.mark.roundoff
 def test_deterministic_and_uneven_batches(task, dirs):
     k_star, v_star = dirs
     stat = lambda s: s.y  # noqa: E731

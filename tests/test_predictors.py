@@ -30,6 +30,7 @@ def data():
     return task, k_star, v_star, X, y, J0
 
 
+@pytest.mark.roundoff
 def test_predictors_against_loops(data):
     task, k_star, v_star, X, _, _ = data
     Xn, ks, vs = np.asarray(X), np.asarray(k_star), np.asarray(v_star)
@@ -49,6 +50,7 @@ def test_predictors_against_loops(data):
     np.testing.assert_allclose(linear_predictor(X, W), np.einsum("nld,ld->n", Xn, W), atol=1e-12)
 
 
+@pytest.mark.roundoff
 def test_broadcasting_over_parameters(data):
     task, k_star, v_star, X, _, _ = data
     K = random_unit(jax.random.key(3), (7, task.d))

@@ -485,7 +485,10 @@ def test_layer0_cls_is_constant_later_layers_are_not(encoder, datasets):
     assert together.shape == (len(picks), 7, 384) and together.dtype == np.float32
     for states in (together, alone):
         assert np.max(np.abs(states[:, 0] - states[0, 0])) == 0.0
-    np.testing.assert_array_equal(together[:, 0], alone[:, 0])
+    # Layer 0 batched and alone: two torch calls of different shapes (float32 LayerNorm of one
+    # row each): a few float32 ulps of the largest entry.
+    np.testing.assert_allclose(together[:, 0], alone[:, 0], rtol=0,
+                               atol=8 * np.finfo(np.float32).eps * np.abs(alone[:, 0]).max())
     # Padding changes nothing (the attention mask): one batch or one sentence at a time.
     noise = np.abs(together - alone).max(axis=(0, 2))  # per layer
     assert np.all(noise <= 1e-4), noise

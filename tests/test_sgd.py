@@ -53,6 +53,7 @@ def multi():
 
 
 # ------------------------------------------------------------------ the pieces of the sampler
+@pytest.mark.roundoff
 def test_exact_batch_gradient_equals_autodiff_on_the_completed_batch(small):
     """Completing the drawn coordinates with an explicit orthogonal part gives a real batch;
     jax.grad of its batch loss must be the span part plus sum c * sigma * w, exactly."""
@@ -73,6 +74,7 @@ def test_exact_batch_gradient_equals_autodiff_on_the_completed_batch(small):
     assert np.all(np.abs(resid) < 6 * task.eps)
 
 
+@pytest.mark.roundoff
 def test_coefficients_are_the_gradient_in_the_projections(small):
     task, ks, vs, K, V = small
     z = jax.random.normal(jax.random.key(9), (S._exact_draws(4, task.L, 1, 1, task.d),))
@@ -318,6 +320,7 @@ def test_bad_directions_and_task(small, multi):
         S.sample_gradient(K, V, ks, vs, task, lam=1.0, key=jax.random.key(0), batch_size=2, sampler="x")
 
 
+@pytest.mark.roundoff
 def test_one_sgd_step_is_the_projected_step_of_the_autodiff_gradient(small):
     """The loop's first update, rebuilt by hand: the same batch (same keys), jax.grad of the
     batch loss, the Riemannian projection and the normalisation of Definition 1 (eq. 10)."""

@@ -79,6 +79,7 @@ def test_vectors_with_overlaps_rejects_impossible_overlaps():
         sc.vectors_with_overlaps(0.1, 0.1, 0.1, 0.1, np.nan, d=6)
 
 
+@pytest.mark.roundoff
 def test_pgd_depends_on_the_initial_overlaps_only():
     """The equivariance behind pgd_counterpart: PGD from random vectors in a random frame and
     PGD from vectors_with_overlaps in the canonical frame have the same overlap paths."""
@@ -283,6 +284,7 @@ def _fake_experiment(d=SMALL.d, runs=2, steps=(0, 10, 20, 30), decay=1e-4, heads
     return SGDExperiment(cfg, res, 1.0)
 
 
+@pytest.mark.roundoff
 def test_pgd_counterpart_starts_from_each_runs_overlaps_with_the_same_schedule():
     exp = _fake_experiment()
     res = sc.pgd_counterpart(exp)

@@ -28,6 +28,7 @@ import slrlib  # noqa: F401  (float64)
 from slrlib.token_selection import group_sparse as G
 
 Z_TOL = 4.5  # |gap| in standard errors
+EPS = np.finfo(np.float64).eps  # 2.2e-16
 
 
 def _unit(seed, d):
@@ -109,6 +110,7 @@ def test_gaussian_moments_and_balance(big_sample):
     assert abs(p_plus - 0.5) / math.sqrt(0.25 / n) < Z_TOL
 
 
+@pytest.mark.roundoff
 def test_sample_determinism_and_scaling():
     v = _unit(3, 4)
     X1, y1 = G.sample(jax.random.key(5), 50, 4, 6, 1, v)
@@ -223,6 +225,7 @@ def short_runs():
             for name, sym in (("raw", False), ("sym", True))}
 
 
+@pytest.mark.roundoff
 def test_symmetrised_training_keeps_the_symmetric_subspace_exactly(short_runs):
     run = short_runs["sym"]
     d = run.config.d
@@ -233,6 +236,7 @@ def test_symmetrised_training_keeps_the_symmetric_subspace_exactly(short_runs):
     assert raw.norm_ratio[-1] > 1e-3 and raw.cross_norm[-1] > 1e-2
 
 
+@pytest.mark.roundoff
 def test_symmetric_subspace_exact_where_roundoff_would_grow():
     # D = 16 with eta = 1 > 8/D: the v_2 ∝ 1 direction is unstable for GD, so any round-off in v_2
     # would grow by a factor ~3 per step; bit-exact cancellation keeps it at 0.
@@ -243,11 +247,14 @@ def test_symmetric_subspace_exact_where_roundoff_would_grow():
 
 
 # =============================================================================== training
+@pytest.mark.roundoff
 def test_short_training_run_selects_the_group(short_runs):
     for name, run in short_runs.items():
         js = run.config.j_star
         # step 0 (v = W = 0): loss log 2, every test point a tie, uniform attention
-        np.testing.assert_allclose(run.train_loss[0], math.log(2), rtol=1e-15)
+        # the mean of n = 200 equal terms log(1 + e^0): XLA's log within an ulp, and the sum's
+        # partial sums round (at most n/4 eps in the worst case, a few ulps in practice): 64 eps
+        np.testing.assert_allclose(run.train_loss[0], math.log(2), rtol=64 * EPS)
         assert run.test_acc[0] == 0.5 and run.cosine[0] == 0.0 and run.norm_ratio[0] == 0.0
         np.testing.assert_allclose(run.attention_jstar[0], 1 / run.config.D, rtol=1e-14)
         assert run.train_loss[-1] < 0.05 * run.train_loss[0]

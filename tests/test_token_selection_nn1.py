@@ -22,6 +22,7 @@ import pytest
 from slrlib import figures
 from slrlib.token_selection import nn1 as NN
 
+EPS = np.finfo(np.float64).eps  # 2.2e-16
 D, N = 4, 16
 N_DATA = 4000  # one sample size for the whole file: every shape compiles once
 SHORT = NN.NN1Config(d=D, N=N, sigma=4.0, lr=1.5, steps=2000, batch_size=128, n_logs=12, n_test=N_DATA)
@@ -103,9 +104,12 @@ def test_nearest_index_is_uniform(data):
     assert chi2 < 50  # 15 degrees of freedom: P(chi2 > 50) < 1e-5
 
 
+@pytest.mark.roundoff
 def test_sign_labels(data):
     s = NN.sample(jax.random.key(0), N_DATA, D, N, labels="sign")
-    np.testing.assert_array_equal(np.asarray(s.X), np.asarray(data.X))  # same key, same points
+    # Same key, same points, but another compiled program (labels is static): x / |x| with a
+    # reduction of length D = 4, a few ulps of |x_i| <= 1 each: 4 D eps.
+    np.testing.assert_allclose(np.asarray(s.X), np.asarray(data.X), rtol=0, atol=4 * D * EPS)
     np.testing.assert_array_equal(np.asarray(s.y), np.where(np.asarray(s.X)[..., 0] >= 0, 1.0, -1.0))
     np.testing.assert_array_equal(np.asarray(s.target), np.asarray(s.y)[np.arange(N_DATA), np.asarray(s.i_star)])
 
@@ -119,6 +123,7 @@ def test_sample_is_deterministic(data):
 
 
 @pytest.mark.parametrize("delta", [0.0, 0.2, 0.5])
+@pytest.mark.roundoff
 def test_sample_margin(delta):
     R = 2.0
     key = jax.random.key(7)
@@ -126,10 +131,12 @@ def test_sample_margin(delta):
     s = NN.sample_margin(key, N_DATA, D, N, delta, R)
     X, xq, y, i_star = (np.asarray(a) for a in (s.X, s.xq, s.y, s.i_star))
     np.testing.assert_allclose(np.linalg.norm(X, axis=-1), 1.0, atol=1e-12)
-    np.testing.assert_array_equal(xq, np.asarray(base.xq))
+    # The query and the nearest neighbour are kept. The sampler runs inlined in another compiled
+    # program (_sample_margin): x / |x| with a reduction of length D = 4, 4 D eps.
+    np.testing.assert_allclose(xq, np.asarray(base.xq), rtol=0, atol=4 * D * EPS)
     np.testing.assert_array_equal(i_star, np.asarray(base.i_star))
     rows = np.arange(N_DATA)
-    np.testing.assert_array_equal(X[rows, i_star], np.asarray(base.X)[rows, i_star])
+    np.testing.assert_allclose(X[rows, i_star], np.asarray(base.X)[rows, i_star], rtol=0, atol=4 * D * EPS)
     Dist = np.sum((X - xq[:, None]) ** 2, -1)
     np.testing.assert_array_equal(np.argmin(Dist, 1), i_star)  # still the nearest neighbour
     gap = Dist - Dist[rows, i_star][:, None]

@@ -319,6 +319,7 @@ def test_cosine_and_ideal_parameters():
     assert RW.exact_accuracy(np.ones((K, K)), W, K, N, p) == Fraction(1, K)
 
 
+@pytest.mark.roundoff
 def test_train_matches_train_many(ridge_runs):
     r = ridge_runs["log lr 100"]
     one = RW.train(r.config, jax.random.key(0))
