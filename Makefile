@@ -45,8 +45,10 @@ JB_CACHE := _build/.jupyter_cache
 # would not report again.
 BOOK_OK  := _build/.book-ok
 # Chapters executed at once into the cache before Sphinx renders them
-# (book/_ext/execute_chapters.py); each in its own fresh kernel.
-BOOK_JOBS ?= 2
+# (book/_ext/execute_chapters.py); each in its own fresh kernel. 1: two JAX kernels on
+# 2 cores contend for the same threads (measured: 2 252 s of kernel time against 862 s
+# for the whole serial book build); raise it on a machine with more cores.
+BOOK_JOBS ?= 1
 # The tests marked `roundoff` (two compiled programs compared to a round-off tolerance) run
 # a second time compiled for this instruction set, as on another user's CPU.
 OTHER_ISA ?= SSE4_2
