@@ -216,16 +216,18 @@ def _bench_fig5(args) -> dict:
                                        jnp.float64, steps=2000)}
     floor = _print_floor(counts, prices, us)
     return {
-        "seconds": seconds,
-        "run_steps": cfg.run_steps,
-        "us_per_run_step": us,
-        "cold_seconds": cold,
-        "warm_seconds": warm,
+        **_timing(seconds, cfg.run_steps, cold, warm),
         "plain_us_per_run_step": plain_us,
         "exact_short_us_per_run_step": exact_short_us,
         "plain_over_exact": plain_us / exact_short_us,
         **floor,
     }
+
+
+def _timing(seconds: float, run_steps: int, cold: float, warm: list[float]) -> dict:
+    """The entries every timed figure shares in bench.json (``seconds`` is the median warm time)."""
+    return {"seconds": seconds, "run_steps": run_steps, "us_per_run_step": seconds / run_steps * 1e6,
+            "cold_seconds": cold, "warm_seconds": warm}
 
 
 def _print_floor(counts: dict, prices: dict, us: float) -> dict:
@@ -305,11 +307,7 @@ def _bench_transformer(name: str, args) -> dict:
               "ns_per_mac": ns_per_mac(cfg.n_runs, cfg.batch_size, cfg.d, cfg.m, jnp.float32)}
     floor = _print_floor(counts, prices, us)
     return {
-        "seconds": seconds,
-        "run_steps": cfg.run_steps,
-        "us_per_run_step": us,
-        "cold_seconds": cold,
-        "warm_seconds": warm,
+        **_timing(seconds, cfg.run_steps, cold, warm),
         "short_run_steps": here["run_steps"],
         "short_us_per_run_step": here_us,
         "stock_threefry_us_per_run_step": stock_us,
