@@ -51,7 +51,7 @@ from pathlib import Path
 GOAL_TOTAL_SECONDS = 20.0
 GOAL_US_PER_RUN_STEP = 2.4
 AUTHORS_US_PER_STEP = 340.0  # the authors' public code, one run per step, measured on this machine type
-GOAL_FIG5_SECONDS = 60.0
+GOAL_FIG5_SECONDS = 30.0  # warm (issue 13; the first goal was 60 s)
 AUTHORS_SGD_US_PER_STEP = 540.0  # the authors' public SGD code, one run per step, same machine type
 
 
@@ -198,8 +198,8 @@ def _bench_fig5(args) -> dict:
     print(f"{'exact, short run (warm)':<28} {exact_cfg.run_steps:>11,} {short['exact']:>8.2f} {exact_short_us:>12.3f}")
     print(f"{'plain, short run (warm)':<28} {plain_cfg.run_steps:>11,} {short['plain']:>8.2f} {plain_us:>12.3f}")
     print(f"plain / exact sampler, same short run: {plain_us / exact_short_us:.1f}×")
-    print(f"goal: Figure 5 <= {GOAL_FIG5_SECONDS:g} s (cold {cold:.1f} s, warm {seconds:.1f} s): "
-          f"{'met' if max(cold, seconds) <= GOAL_FIG5_SECONDS else 'NOT met'}")
+    print(f"goal: Figure 5 <= {GOAL_FIG5_SECONDS:g} s warm (cold {cold:.1f} s, warm {seconds:.1f} s): "
+          f"{'met' if seconds <= GOAL_FIG5_SECONDS else 'NOT met'}")
     print(f"the authors' code steps one run at about {AUTHORS_SGD_US_PER_STEP:g} µs per step on this machine type: "
           f"{cfg.run_steps * AUTHORS_SGD_US_PER_STEP * 1e-6 / 60:.0f} min for Figure 5, "
           f"{AUTHORS_SGD_US_PER_STEP / us:,.0f} times the warm time here")
@@ -214,7 +214,7 @@ def _bench_fig5(args) -> dict:
     prices = {"ns_per_normal": ns_per_normal(1, (cfg.n_runs, n_draws), jnp.float32, steps=2000),
               "ns_per_mac": ns_per_mac(cfg.n_runs, cfg.batch_size * cfg.L, 2 * cfg.heads + 2 * cfg.M, 2 * cfg.heads,
                                        jnp.float64, steps=2000)}
-    floor = _print_floor(counts, prices, us)
+    floor = _print_floor(counts, prices, us, cfg.run_steps, GOAL_FIG5_SECONDS)
     return {
         **_timing(seconds, cfg.run_steps, cold, warm),
         "plain_us_per_run_step": plain_us,
@@ -230,17 +230,22 @@ def _timing(seconds: float, run_steps: int, cold: float, warm: list[float]) -> d
             "cold_seconds": cold, "warm_seconds": warm}
 
 
-def _print_floor(counts: dict, prices: dict, us: float) -> dict:
-    """Print and return the floor of a run-step: counts x measured prices (benchmarks/floors.py)."""
+def _print_floor(counts: dict, prices: dict, us: float, run_steps: int, goal_seconds: float) -> dict:
+    """Print and return the floor of a run-step: counts x measured prices (benchmarks/floors.py),
+    and the whole figure's floor (floor x run-steps) beside its goal."""
     normals_us = counts["normals"] * prices["ns_per_normal"] * 1e-3
     macs_us = counts["macs"] * prices["ns_per_mac"] * 1e-3
     floor = normals_us + macs_us
+    floor_seconds = floor * run_steps * 1e-6
     print(f"floor of a run-step: {counts['normals']:,} normals × {prices['ns_per_normal']:.2f} ns = {normals_us:.1f} µs, "
           f"+ {counts['macs']:,} multiply-adds × {prices['ns_per_mac']:.4f} ns = {macs_us:.1f} µs: "
           f"{floor:.1f} µs; measured {us:.1f} µs = {us / floor:.1f} × the floor")
+    print(f"floor of the figure: {floor_seconds:.1f} s for {run_steps:,} run-steps, "
+          f"{'below' if floor_seconds <= goal_seconds else 'ABOVE'} the goal of {goal_seconds:g} s")
     return {"normals_per_run_step": counts["normals"], "macs_per_run_step": counts["macs"],
             "ns_per_normal": prices["ns_per_normal"], "ns_per_mac": prices["ns_per_mac"],
-            "floor_us_per_run_step": floor, "over_floor": us / floor}
+            "floor_us_per_run_step": floor, "over_floor": us / floor, "floor_seconds": floor_seconds,
+            "goal_seconds": goal_seconds}
 
 
 GOAL_TRANSFORMER_SECONDS = 60.0
@@ -305,7 +310,7 @@ def _bench_transformer(name: str, args) -> dict:
     counts = transformer_counts(cfg)
     prices = {"ns_per_normal": ns_per_normal(cfg.n_runs, (cfg.batch_size, cfg.L * cfg.d + 1), jnp.float32),
               "ns_per_mac": ns_per_mac(cfg.n_runs, cfg.batch_size, cfg.d, cfg.m, jnp.float32)}
-    floor = _print_floor(counts, prices, us)
+    floor = _print_floor(counts, prices, us, cfg.run_steps, GOAL_TRANSFORMER_SECONDS)
     return {
         **_timing(seconds, cfg.run_steps, cold, warm),
         "short_run_steps": here["run_steps"],

@@ -217,19 +217,24 @@ def _check_pgd_inputs(k0, v0, k_star, v_star, task, lam, alpha, n_steps, log_eve
     task = check_task(task)
     k0 = task.check_parameter_vector(k0, "k0")
     v0 = task.check_parameter_vector(v0, "v0")
-    k_star, v_star = check_directions(k_star, v_star, task.d)
+    k_star, v_star = check_directions(k_star, v_star, task.d, batched=True)
     lam = check_real_scalar(lam, "lam", minimum=0.0, strict=True)
     alpha = check_real_scalar(alpha, "alpha", minimum=0.0, strict=True)
     n_steps, log_every = _check_steps(n_steps, log_every)
     schedule = _check_schedule(schedule)
     try:
-        batch = jnp.broadcast_shapes(k0.shape[:-1], v0.shape[:-1])
+        batch = jnp.broadcast_shapes(k0.shape[:-1], v0.shape[:-1], k_star.shape[:-1])
     except ValueError:
         raise ValueError(
-            f"k0 and v0 must have broadcastable leading (run) axes, got shapes {k0.shape} and {v0.shape}"
+            f"k0, v0 and k_star, v_star must have broadcastable leading (run) axes, got shapes {k0.shape}, "
+            f"{v0.shape} and {k_star.shape}"
         ) from None
     k0 = jnp.broadcast_to(k0, batch + (task.d,))
     v0 = jnp.broadcast_to(v0, batch + (task.d,))
+    B = int(np.prod(batch)) if batch else 1
+    if k_star.ndim > 1:  # one pair of directions per run: (B, d), like k0 and v0
+        k_star = jnp.reshape(jnp.broadcast_to(k_star, batch + (task.d,)), (B, task.d))
+        v_star = jnp.reshape(jnp.broadcast_to(v_star, batch + (task.d,)), (B, task.d))
     return task, k0, v0, k_star, v_star, lam, alpha, n_steps, log_every, schedule, batch
 
 
@@ -349,8 +354,9 @@ def pgd(
     ----------
     k0, v0 : array_like, shape (..., d)
         Unit initial vectors; leading axes (broadcast together) are independent runs.
-    k_star, v_star : array_like, shape (d,)
-        The task's directions (unit, orthogonal).
+    k_star, v_star : array_like, shape (d,) or (..., d)
+        The task's directions (unit, orthogonal): one pair for every run, or one pair per run
+        (leading axes broadcast with those of ``k0, v0``), as the authors' code draws them.
     task : SLRTask
     lam : float
         Inverse temperature :math:`\lambda > 0` (:math:`\lambda_0` for ``schedule="paper"``).

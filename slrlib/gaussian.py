@@ -21,7 +21,7 @@ is evaluated in closed form,
     \zeta(t, s) = 1 - 8\,T\Big(\frac{\sqrt 2\, t}{\sqrt{1 + 2s^2}},\
                                 \frac{1}{\sqrt{1 + 4s^2}}\Big),
 
-a derivation of ours (``math.md`` §3): write ``erf(x) = 2Φ(√2 x) − 1``, recognise
+a derivation of ours (chapter 3 of the book): write ``erf(x) = 2Φ(√2 x) − 1``, recognise
 ``E Φ(h + cG)²`` as a bivariate normal orthant probability and use
 ``Φ₂(x, x; r) = Φ(x) − 2 T(x, √((1 − r)/(1 + r)))``. Its derivatives are exact too:
 :func:`zeta` carries a custom JVP so that ``jax.grad`` (to any order) goes through it.

@@ -117,7 +117,18 @@ def vectors_with_overlaps(kappa, nu, theta, eta, rho, d: int, tol: float = 1e-9)
     if np.any(a2 < -tol):
         raise ValueError(f"kappa^2 + eta^2 must be <= 1 (k is a unit vector), got {np.max(1 - a2)}")
     a = np.sqrt(np.maximum(a2, 0.0))
-    b = np.where(a > tol, (rho - kappa * theta - eta * nu) / np.where(a > tol, a, 1.0), 0.0)
+    # <k, v> = kappa theta + eta nu + a b with |b| <= 1: when a <= tol (k in span{e1, e2}), rho
+    # must be kappa theta + eta nu to within a + tol <= 2 tol, whatever v.
+    residual = rho - kappa * theta - eta * nu
+    flat = (a <= tol) & (np.abs(residual) > 2 * tol)
+    if np.any(flat):
+        i = int(np.argmax(flat))
+        raise ValueError(
+            f"rho must equal kappa theta + eta nu when kappa^2 + eta^2 = 1 (k in span{{k*, v*}}), got "
+            f"rho = {rho.flat[i]} for kappa = {kappa.flat[i]}, eta = {eta.flat[i]}, theta = {theta.flat[i]}, "
+            f"nu = {nu.flat[i]} (kappa theta + eta nu = {rho.flat[i] - residual.flat[i]})"
+        )
+    b = np.where(a > tol, residual / np.where(a > tol, a, 1.0), 0.0)
     c2 = 1.0 - theta**2 - nu**2 - b**2
     if np.any(c2 < -tol):
         raise ValueError(

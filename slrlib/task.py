@@ -54,15 +54,29 @@ class Sample(NamedTuple):
     J0: jax.Array
 
 
-def check_directions(k_star, v_star, d: int):
+def check_directions(k_star, v_star, d: int, *, batched: bool = False):
     """Validate the oracle directions: shape (d,), finite, unit norm, orthogonal (Assumption 1).
 
-    Returns them as float arrays.
+    With ``batched=True`` each may have leading axes, shape (..., d), one pair per run; the
+    two are broadcast together and every pair is checked. Returns them as float arrays.
     """
     k_star = as_float_array(k_star, "k_star")
     v_star = as_float_array(v_star, "v_star")
-    check_shape(k_star, "k_star", (d,))
-    check_shape(v_star, "v_star", (d,))
+    if batched:
+        for x, name in ((k_star, "k_star"), (v_star, "v_star")):
+            if jnp.ndim(x) < 1 or jnp.shape(x)[-1] != d:
+                raise ValueError(f"{name} must have shape (..., {d}) (last axis = d = {d}), got shape {jnp.shape(x)}")
+        try:
+            shape = jnp.broadcast_shapes(jnp.shape(k_star), jnp.shape(v_star))
+        except ValueError:
+            raise ValueError(
+                f"k_star and v_star must have broadcastable leading (run) axes, got shapes "
+                f"{jnp.shape(k_star)} and {jnp.shape(v_star)}"
+            ) from None
+        k_star, v_star = jnp.broadcast_to(k_star, shape), jnp.broadcast_to(v_star, shape)
+    else:
+        check_shape(k_star, "k_star", (d,))
+        check_shape(v_star, "v_star", (d,))
     check_finite(k_star, "k_star")
     check_finite(v_star, "v_star")
     check_unit_norm(k_star, "k_star")

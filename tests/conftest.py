@@ -16,7 +16,7 @@ def random_unit(key, shape):
 
 
 def on_manifold(key, k_star, v_star, shape=()):
-    """A uniform-ish point of the manifold M (theta = eta = rho = 0), math.md §5."""
+    """A uniform-ish point of the manifold M (theta = eta = rho = 0), Lemma 4 / Section 5."""
     kk, vk = jax.random.split(key)
     d = k_star.shape[-1]
     k = jax.random.normal(kk, shape + (d,))

@@ -199,7 +199,7 @@ def test_reduced_pgd_equals_full_pgd_on_the_manifold(manifold_run):
     _, _, full = manifold_run
     red = reduced_pgd(full.kappa[:, 0], full.nu[:, 0], TASK_M, lam=LAM_M, alpha=ALPHA_M, n_steps=500, log_every=1)
     np.testing.assert_array_equal(red.steps, full.steps)
-    # Lemma 7 (math.md: "checked against full PGD to 1e-8"). Round-off per step ~1e-16,
+    # Lemma 7: reduced PGD on M against full PGD, to 1e-8. Round-off per step ~1e-16,
     # amplified only transiently (largest gap seen ~2e-15): 1e-8 is generous.
     assert float(np.max(np.abs(red.kappa - full.kappa))) <= 1e-8
     assert float(np.max(np.abs(red.nu - full.nu))) <= 1e-8
@@ -575,6 +575,52 @@ def test_pgd_broadcasts_leading_axes(dirs_m):
     np.testing.assert_allclose(shared.kappa[:, 0], np.full(N_RUNS, float(k0[0] @ k_star)),
                                rtol=0, atol=8 * TASK_M.d * EPS)
 
+
+
+def _random_rotations(key, n, d):
+    """n random orthogonal d x d matrices (QR of Gaussian matrices)."""
+    q, _ = jnp.linalg.qr(jax.random.normal(key, (n, d, d)))
+    return q
+
+
+@pytest.mark.roundoff
+def test_pgd_per_run_directions_by_rotation_invariance(dirs, batched_inits, batched_run):
+    # One task pair per run, as the authors' code draws them: run r gets (R_r k*, R_r v*) and
+    # starts at (R_r k0_r, R_r v0_r) for a random rotation R_r. The risk is rotation invariant,
+    # so every logged overlap must be that of the shared-direction run (batched_run).
+    k_star, v_star = dirs
+    k0, v0 = batched_inits
+    v0 = jnp.broadcast_to(v0, k0.shape)
+    R = _random_rotations(jax.random.key(610), 6, TASK.d).reshape(2, 3, TASK.d, TASK.d)
+    rot = lambda x: jnp.einsum("abij,abj->abi", R, jnp.broadcast_to(x, k0.shape))  # noqa: E731
+    K_star, V_star, K0, V0 = rot(k_star), rot(v_star), rot(k0), rot(v0)
+    per_run = pgd(K0, V0, K_star, V_star, TASK, **BATCH_KW)
+    assert per_run.kappa.shape == batched_run.kappa.shape == (2, 3, 21)
+    # Round-off only: the rotated vectors' overlaps differ by a few d eps, and the span
+    # coordinates are computed in another basis (as for pgd against pgd_dense, same bound).
+    for name in OVERLAP_FIELDS + ("risk", "distance"):
+        np.testing.assert_allclose(getattr(per_run, name), getattr(batched_run, name), rtol=0, atol=1e-12,
+                                   err_msg=name)
+    np.testing.assert_allclose(per_run.k, rot(batched_run.k), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(per_run.v, rot(batched_run.v), rtol=0, atol=1e-12)
+    # and the literal iteration in R^d accepts them too, with the same arithmetic
+    dense = pgd_dense(K0, V0, K_star, V_star, TASK, **BATCH_KW)
+    for name in OVERLAP_FIELDS + ("risk", "k", "v"):
+        np.testing.assert_allclose(getattr(dense, name), getattr(per_run, name), rtol=0, atol=1e-12, err_msg=name)
+
+
+def test_pgd_per_run_directions_bad_input(dirs, batched_inits):
+    k_star, v_star = dirs
+    k0, v0 = batched_inits  # runs (2, 3)
+    kw = dict(lam=1.0, alpha=0.05, n_steps=2)
+    four = jnp.broadcast_to(k_star, (4, TASK.d))
+    with pytest.raises(ValueError, match="k0, v0 and k_star, v_star must have broadcastable"):
+        pgd(k0, v0, four, jnp.broadcast_to(v_star, (4, TASK.d)), TASK, **kw)
+    bad_v = jnp.stack([v_star, k_star, v_star])  # run 1: v* = k*, not orthogonal
+    with pytest.raises(ValueError, match="k_star must be orthogonal to v_star"):
+        pgd(k0, v0, jnp.broadcast_to(k_star, (3, TASK.d)), bad_v, TASK, **kw)
+    with pytest.raises(ValueError, match="k_star must have shape"):
+        pgd(k0, v0, k_star[:-1], v_star, TASK, **kw)
 
 # --------------------------------------------------------------------------- 8. Propositions 9, 10, 12
 @pytest.mark.parametrize(

@@ -1,7 +1,7 @@
 """Named PGD experiments, the figure registry and ``python -m slrlib figure``.
 
-The configurations are checked against the paper's parameters as math.md §6 restates
-them (a second source, typed here independently); runs use scaled-down copies so the
+The configurations are checked against the paper's parameters as the paper's Appendix E and
+the authors' published code give them (a second source, typed here independently); runs use scaled-down copies so the
 file stays fast.
 """
 
@@ -19,7 +19,7 @@ from slrlib import dynamics, experiments, figures  # noqa: E402
 from slrlib.__main__ import main  # noqa: E402
 from slrlib.experiments import PGD_CONFIGS, PGDConfig, pgd_table, recovered, run_pgd_experiment, trajectory_runs  # noqa: E402
 
-# math.md §6 (the authors' published configuration): init, lambda, schedule, alpha, steps, log_every.
+# The paper's Appendix E and the authors' published configuration: init, lambda, schedule, alpha, steps, log_every.
 PAPER = {
     "fig4b": ("manifold", 0.1, "constant", 4e-3, 20_000, 200),
     "fig7a": ("sphere", 0.9, "constant", 1e-3, 120_000, 300),

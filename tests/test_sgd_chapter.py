@@ -79,6 +79,17 @@ def test_vectors_with_overlaps_rejects_impossible_overlaps():
         sc.vectors_with_overlaps(0.1, 0.1, 0.1, 0.1, np.nan, d=6)
 
 
+def test_vectors_with_overlaps_k_in_the_task_plane():
+    # kappa^2 + eta^2 = 1: k lies in span{k*, v*}, so <k, v> = kappa theta + eta nu = 0.7 is forced.
+    # Any other rho is unreachable and must raise (it was once silently replaced by 0.7).
+    with pytest.raises(ValueError, match="rho must equal kappa theta \\+ eta nu"):
+        sc.vectors_with_overlaps(0.6, 0.5, 0.5, 0.8, 0.9, d=6)
+    k, v, ks, vs = sc.vectors_with_overlaps(0.6, 0.5, 0.5, 0.8, 0.7, d=6)
+    got = np.ravel([np.asarray(x) for x in overlaps_of(k, v, ks, vs)])
+    # a few ulps per 6-term dot product and per normalisation
+    np.testing.assert_allclose(got, [0.6, 0.5, 0.5, 0.8, 0.7], atol=8 * 6 * np.finfo(float).eps)
+
+
 @pytest.mark.roundoff
 def test_pgd_depends_on_the_initial_overlaps_only():
     """The equivariance behind pgd_counterpart: PGD from random vectors in a random frame and

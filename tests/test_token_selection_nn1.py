@@ -1,4 +1,4 @@
-"""In-context one-nearest-neighbour prediction (chapter 13; math.md §7; talk: Li et al., NeurIPS 2024).
+"""In-context one-nearest-neighbour prediction (chapter 13; talk: Li et al., NeurIPS 2024).
 
 * Sampler: unit norms, the nearest neighbour against a brute-force NumPy argmin, the response,
   label moments (E y_i y_j = δ_ij, independence from x), the ``sign`` label rule, uniformity of

@@ -1,4 +1,4 @@
-r"""Group-sparse linear classification with one softmax-attention layer (chapter 13, math.md §7).
+r"""Group-sparse linear classification with one softmax-attention layer (chapter 13).
 
 The case study of Zhang, Meng & Cao, *Transformer learns optimal variable selection in
 group-sparse classification* (ICLR 2025), as presented in a talk by Yuan Cao's group.
@@ -11,7 +11,7 @@ from 0 in the code (``j_star``); the talk numbers them from 1 (its :math:`j^\sta
 ``j_star=1``). A zero inner product (probability 0) is labelled :math:`+1`.
 
 **Embedding.** :math:`H = [X; P] \in \mathbb R^{(d+D)\times D}` with positional encodings
-:math:`P = I_D`: column :math:`j` is :math:`h_j = [x_j; e_j]` (math.md §7: the talk's parameters
+:math:`P = I_D`: column :math:`j` is :math:`h_j = [x_j; e_j]` (our inference: the talk's parameters
 live in :math:`\mathbb R^{d+D}`, hence this choice of :math:`P`).
 
 **Model.** With :math:`v = [v_1; v_2] \in \mathbb R^{d+D}` and

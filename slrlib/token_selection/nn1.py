@@ -1,4 +1,4 @@
-r"""In-context one-nearest-neighbour prediction by one softmax-attention layer (chapter 13; math.md §7).
+r"""In-context one-nearest-neighbour prediction by one softmax-attention layer (chapter 13).
 
 The first case study of the talk, after Li, Cao, Gao, He, Liu, Klusowski, Fan and Wang,
 *One-layer transformer provably learns one-nearest neighbor in context* (NeurIPS 2024).

@@ -1,4 +1,4 @@
-r"""Random-walk prediction on a circle with one softmax-attention layer (chapter 13; math.md §7).
+r"""Random-walk prediction on a circle with one softmax-attention layer (chapter 13).
 
 The talk of Yuan Cao's group (Shi & Cao, *Towards understanding transformers in learning
 random walks*, preprint) studies the following task and model.
