@@ -576,7 +576,6 @@ def test_pgd_broadcasts_leading_axes(dirs_m):
                                rtol=0, atol=8 * TASK_M.d * EPS)
 
 
-
 def _random_rotations(key, n, d):
     """n random orthogonal d x d matrices (QR of Gaussian matrices)."""
     q, _ = jnp.linalg.qr(jax.random.normal(key, (n, d, d)))
@@ -621,6 +620,7 @@ def test_pgd_per_run_directions_bad_input(dirs, batched_inits):
         pgd(k0, v0, jnp.broadcast_to(k_star, (3, TASK.d)), bad_v, TASK, **kw)
     with pytest.raises(ValueError, match="k_star must have shape"):
         pgd(k0, v0, k_star[:-1], v_star, TASK, **kw)
+
 
 # --------------------------------------------------------------------------- 8. Propositions 9, 10, 12
 @pytest.mark.parametrize(
