@@ -5,7 +5,7 @@ L = 10, 30 runs, 20 000 or 120 000 steps, every step computed with exact gradien
 :func:`slrlib.experiments.run_pgd_experiment` once cold (compilation included) and then
 ``--repeats`` times warm, and reports the median warm time, the run-steps (runs × steps)
 and the microseconds per run-step. As a baseline on the same machine it also times
-:func:`slrlib.dynamics.pgd_dense` — Definition 1 written literally in R^d with ``vmap``-style
+:func:`slrlib.training.pgd.pgd_dense` — Definition 1 written literally in R^d with ``vmap``-style
 batching and ``lax.scan``, the "plain JAX" approach — on a shorter run of the same
 configuration, and prints the ratio.
 
@@ -15,7 +15,7 @@ cold and ``--sgd-repeats`` times warm with the exact low-dimensional sampler, an
 baseline, the plain sampler (whole batches, ``jax.grad``) on a shorter run of the same
 configuration.
 
-Then Figures 8 and 10 (``slrlib.transformer.TRANSFORMER_CONFIGS``: a Transformer layer trained
+Then Figures 8 and 10 (``slrlib.experiments.transformer.TRANSFORMER_CONFIGS``: a Transformer layer trained
 by single-pass SGD, 20 runs × 8 000 steps and 10 runs × 10 000 steps, batch 128, d = 80,
 L = 10): once cold and ``--transformer-repeats`` times warm, and, as the baseline, the same
 configuration on ``--baseline-steps`` steps in a subprocess with JAX's stock (rolled) Threefry
@@ -81,7 +81,7 @@ def main(argv=None) -> int:
     import jax
 
     import slrlib  # noqa: F401  (float64)
-    from slrlib._threefry import unrolled_threefry_active
+    from slrlib.threefry import unrolled_threefry_active
 
     out = Path(args.out)
     results: dict[str, dict] = json.loads(out.read_text()) if out.is_file() else {}
@@ -118,8 +118,8 @@ def _cpu_name() -> str:
 def _bench_pgd(args) -> dict:
     import jax
 
-    from slrlib.dynamics import pgd_dense
-    from slrlib.experiments import PGD_CONFIGS, _initialisation, run_pgd_experiment
+    from slrlib.training.pgd import pgd_dense
+    from slrlib.experiments import PGD_CONFIGS, pgd_initialisation, run_pgd_experiment
 
     results: dict[str, dict] = {}
     print(f"PGD at the paper's parameters: {len(PGD_CONFIGS)} configurations, "
@@ -136,7 +136,7 @@ def _bench_pgd(args) -> dict:
         # Baseline: the literal d-dimensional iteration, same configuration, fewer steps.
         n_dense = min(args.dense_steps, cfg.n_steps)
         log_every = n_dense // 10
-        k_star, v_star, k0, v0 = _initialisation(cfg, jax.random.key(cfg.seed))
+        k_star, v_star, k0, v0 = pgd_initialisation(cfg)
         run_dense = lambda: jax.block_until_ready(pgd_dense(  # noqa: E731
             k0, v0, k_star, v_star, cfg.task, lam=cfg.lam, alpha=cfg.alpha, n_steps=n_dense,
             schedule=cfg.schedule, log_every=log_every).kappa)
@@ -203,11 +203,11 @@ def _bench_fig5(args) -> dict:
     print(f"the authors' code steps one run at about {AUTHORS_SGD_US_PER_STEP:g} µs per step on this machine type: "
           f"{cfg.run_steps * AUTHORS_SGD_US_PER_STEP * 1e-6 / 60:.0f} min for Figure 5, "
           f"{AUTHORS_SGD_US_PER_STEP / us:,.0f} times the warm time here")
-    from slrlib.sgd import _exact_draws
+    from slrlib.training.sgd import exact_sampler_draws
 
     from benchmarks.floors import ns_per_mac, ns_per_normal, sgd_counts
 
-    n_draws = _exact_draws(cfg.batch_size, cfg.L, cfg.heads, cfg.M, cfg.d)
+    n_draws = exact_sampler_draws(cfg.batch_size, cfg.L, cfg.heads, cfg.M, cfg.d)
     counts = sgd_counts(cfg, n_draws)
     import jax.numpy as jnp
 
@@ -253,8 +253,9 @@ GOAL_TRANSFORMER_SECONDS = 60.0
 _BASELINE = """
 import json, sys, time, jax
 import slrlib
-from slrlib._threefry import unrolled_threefry_active
-from slrlib.transformer import TRANSFORMER_CONFIGS, train_transformer
+from slrlib.threefry import unrolled_threefry_active
+from slrlib.training.transformer import train_transformer
+from slrlib.experiments.transformer import TRANSFORMER_CONFIGS
 cfg = TRANSFORMER_CONFIGS[sys.argv[1]].replace(n_steps=int(sys.argv[2]), log_every=int(sys.argv[2]))
 train_transformer(cfg, jax.random.key(0))
 times = []
@@ -280,7 +281,7 @@ def _short_transformer_run(name: str, steps: int, stock: bool) -> dict:
 def _bench_transformer(name: str, args) -> dict:
     import jax.numpy as jnp
 
-    from slrlib.transformer import TRANSFORMER_CONFIGS, run_transformer_experiment
+    from slrlib.experiments.transformer import TRANSFORMER_CONFIGS, run_transformer_experiment
 
     from benchmarks.floors import ns_per_mac, ns_per_normal, transformer_counts
 
@@ -322,7 +323,7 @@ def _bench_transformer(name: str, args) -> dict:
 
 
 def _bench_encoding(subset: int = 256) -> dict:
-    from slrlib import probing
+    from slrlib.case_studies import probing
 
     print()
     encoder = probing.load_encoder()

@@ -23,11 +23,11 @@ __all__ = ["transformer_counts", "sgd_counts", "ns_per_normal", "ns_per_mac"]
 
 
 def transformer_counts(config) -> dict:
-    r"""Normals and multiply-adds of one run-step of :func:`slrlib.transformer.train_transformer`.
+    r"""Normals and multiply-adds of one run-step of :func:`slrlib.training.transformer.train_transformer`.
 
     With batch B, L tokens of dimension d, H heads of width r, MLP width m, one step draws
     :math:`B(Ld + 1)` normals (tokens and output noise; the positions are :math:`B` or :math:`BL`
-    uniform words more, counted with them). The register path (:func:`slrlib.transformer.predict`)
+    uniform words more, counted with them). The register path (:func:`slrlib.training.transformer.predict`)
     multiplies: scores :math:`BLdH`, pooling :math:`BHLd`, values :math:`BHdr`, output projection
     :math:`BHrd` (for one head too: the fixed :math:`W_O = I_d` is multiplied like any matrix), MLP
     :math:`2Bdm`. The backward pass costs one product per trainable matrix for its gradient and one
@@ -44,9 +44,9 @@ def transformer_counts(config) -> dict:
 
 
 def sgd_counts(config, n_draws: int) -> dict:
-    r"""Normals and multiply-adds of one run-step of the exact sampler (:mod:`slrlib.sgd`), float64.
+    r"""Normals and multiply-adds of one run-step of the exact sampler (:mod:`slrlib.training.sgd`), float64.
 
-    ``n_draws`` normals (:func:`slrlib.sgd._exact_draws`). With D basis directions, 2H
+    ``n_draws`` normals (:func:`slrlib.training.sgd.exact_sampler_draws`). With D basis directions, 2H
     parameter vectors and BL tokens: the basis by Gram–Schmidt, twice (about :math:`2 D^2 d`),
     the projections :math:`2 BLDH`, the in-span gradient :math:`2H\,BLD + 2H\,Dd`, the Gram matrix
     :math:`BL(2H)^2`, the orthogonal part :math:`(2H)^2 d + 2\cdot 2H\,Dd`, and the sphere step :math:`2\cdot 2Hd`.

@@ -1,36 +1,42 @@
 """slrlib: single-location regression, the library behind the book.
 
 Marion, Berthier, Biau & Boyer, *Attention layers provably solve single-location
-regression*, ICLR 2025. Modules (one concern each):
+regression*, ICLR 2025. The library, in layers (each imports only the ones above it):
 
-* :mod:`slrlib.task` — the task SLR(k*, v*), its multiple-location version (30), their samplers;
-* :mod:`slrlib.gaussian` — Gaussian expectations of erf, ζ(t, s) in closed form;
-* :mod:`slrlib.predictors` — oracle, softmax and erf attention, multi-head (31), linear, Bayes;
-* :mod:`slrlib.risk` — closed-form risks (Theorem 1, Lemma 6, Proposition 3) and Monte Carlo;
-* :mod:`slrlib.dynamics` — projected gradient descent (Definition 1), the reduced map (Lemma 7);
-* :mod:`slrlib.sgd` — stochastic PGD on the empirical risk, with an exact low-dimensional sampler;
-* :mod:`slrlib.transformer` — the Transformer layer of Appendix E.3 (eq. 29), trained with optax;
-* :mod:`slrlib.experiments` — the paper's PGD and SGD experiments by name;
-* :mod:`slrlib.figures` — every figure of chapters 6–11 by name (``python -m slrlib figure``);
-* :mod:`slrlib.widgets` — sliders, live and kernel-free;
-* :mod:`slrlib.plots` — one function per figure of the book.
+* :mod:`slrlib.core` — the task (Section 2, eq. 30), Gaussian identities, the predictors, the
+  closed-form risks (Theorem 1, Lemma 6, Proposition 3), Monte Carlo, overlap geometry;
+* :mod:`slrlib.training` — projected gradient descent (Definition 1, Lemma 7), stochastic PGD,
+  the Transformer layer of Appendix E.3 (eq. 29);
+* :mod:`slrlib.experiments` — every run parameter of the paper's experiments, by name;
+* :mod:`slrlib.plots` and :mod:`slrlib.figures` — the paper's figures, regenerable by name
+  (``python -m slrlib figure``);
+* :mod:`slrlib.case_studies` — linear probing of a pretrained encoder, token selection;
+* :mod:`slrlib.widgets` (sliders), :mod:`slrlib.validation` (the checks behind every
+  ``ValueError``), :mod:`slrlib.threefry` (a faster CPU lowering of JAX's generator).
 
-Importing ``slrlib`` switches JAX to float64 (``jax_enable_x64``): the closed forms are
-compared with simulations and plotted on log scales, where float32 is not enough. It also lowers JAX's Threefry generator on CPU with its
-rounds unrolled (:mod:`slrlib._threefry`): the same random bits, several times faster.
+:mod:`slrlib.book` holds what exists for one chapter of the book; the library never imports it.
+
+**Importing slrlib switches JAX to float64** (``jax_enable_x64``), for the whole process. The
+closed forms are compared with simulations to standard errors of 1e-4 and plotted on log
+scales down to 1e-12, where float32 (7 digits) cannot serve, and every function of the
+library assumes it. Other JAX code in the same process then gets float64 wherever it creates
+arrays without a dtype: pass ``dtype=jnp.float32`` where float32 is wanted (slrlib's
+Transformer training does). :func:`x64_enabled` says whether the switch still holds.
+Importing slrlib also lowers JAX's Threefry generator on CPU with its rounds unrolled
+(:mod:`slrlib.threefry`): the same random bits, several times faster.
 """
 
 import jax as _jax
 
 _jax.config.update("jax_enable_x64", True)
 
-from slrlib._threefry import use_unrolled_threefry as _use_unrolled_threefry  # noqa: E402
+from slrlib.threefry import use_unrolled_threefry as _use_unrolled_threefry  # noqa: E402
 
-_use_unrolled_threefry()  # same random bits, faster on CPU (see slrlib._threefry)
+_use_unrolled_threefry()  # same random bits, faster on CPU (see slrlib.threefry)
 
-from slrlib import dynamics, experiments, gaussian, predictors, risk, sgd, task, widgets  # noqa: E402
-from slrlib.gaussian import zeta  # noqa: E402
-from slrlib.predictors import (  # noqa: E402
+from slrlib import case_studies, core, experiments, figures, plots, training, validation, widgets  # noqa: E402
+from slrlib.core.gaussian import zeta  # noqa: E402
+from slrlib.core.predictors import (  # noqa: E402
     bayes_posterior,
     bayes_predictor,
     best_linear_weights,
@@ -40,7 +46,7 @@ from slrlib.predictors import (  # noqa: E402
     linear_predictor,
     softmax_attention,
 )
-from slrlib.risk import (  # noqa: E402
+from slrlib.core.risk import (  # noqa: E402
     MonteCarloEstimate,
     Overlaps,
     linear_risk,
@@ -53,7 +59,7 @@ from slrlib.risk import (  # noqa: E402
     population_risk,
     risk_from_overlaps,
 )
-from slrlib.task import MultiLocationTask, MultiSample, Sample, SLRTask  # noqa: E402
+from slrlib.core.task import MultiLocationTask, MultiSample, Sample, SLRTask  # noqa: E402
 from slrlib.widgets import Slider, slider_figure  # noqa: E402
 
 __version__ = "0.1.0"
@@ -85,11 +91,22 @@ __all__ = [
     "monte_carlo_risk",
     "Slider",
     "slider_figure",
-    "dynamics",
+    "x64_enabled",
+    "core",
+    "training",
     "experiments",
-    "gaussian",
-    "predictors",
-    "risk",
-    "task",
+    "figures",
+    "plots",
+    "case_studies",
+    "validation",
     "widgets",
 ]
+
+
+def x64_enabled() -> bool:
+    """True while JAX computes in float64 (``jax_enable_x64``), as every slrlib function assumes.
+
+    ``import slrlib`` switches it on for the process; code that turns it off afterwards
+    (``jax.config.update("jax_enable_x64", False)``) would get float32 closed forms.
+    """
+    return bool(_jax.config.jax_enable_x64)

@@ -20,6 +20,7 @@ def main(argv=None) -> int:
 
     matplotlib.use("Agg")
     from slrlib import figures
+    import slrlib.book.figures  # noqa: F401  (registers the chapters' own figures)
 
     if args.list:
         for name in figures.names():

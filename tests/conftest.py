@@ -15,22 +15,6 @@ def random_unit(key, shape):
     return x / jnp.linalg.norm(x, axis=-1, keepdims=True)
 
 
-def on_manifold(key, k_star, v_star, shape=()):
-    """A uniform-ish point of the manifold M (theta = eta = rho = 0), Lemma 4 / Section 5."""
-    kk, vk = jax.random.split(key)
-    d = k_star.shape[-1]
-    k = jax.random.normal(kk, shape + (d,))
-    k = k - (k @ v_star)[..., None] * v_star
-    k = k / jnp.linalg.norm(k, axis=-1, keepdims=True)
-    v = jax.random.normal(vk, shape + (d,))
-    v = v - (v @ k_star)[..., None] * k_star
-    k_perp = k - (k @ k_star)[..., None] * k_star
-    k_perp = k_perp / jnp.linalg.norm(k_perp, axis=-1, keepdims=True)
-    v = v - jnp.sum(v * k_perp, axis=-1, keepdims=True) * k_perp
-    v = v / jnp.linalg.norm(v, axis=-1, keepdims=True)
-    return k, v
-
-
 @pytest.fixture(scope="session")
 def small_task():
     return SLRTask(d=6, L=4, gamma=0.8, eps=0.3)

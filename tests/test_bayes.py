@@ -1,4 +1,4 @@
-"""slrlib.bayes: closed forms against Monte Carlo, estimators against independent estimators."""
+"""slrlib.book.ch04_bayes: closed forms against Monte Carlo, estimators against independent estimators."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from slrlib import (
     optimal_lambda,
     oracle_risk,
 )
-from slrlib.bayes import (
+from slrlib.book.ch04_bayes import (
     bayes_excess_risk,
     hard_oracle_error,
     hard_oracle_risk,
@@ -281,7 +281,7 @@ def test_reliability_table_edges_and_validation():
         reliability_table(p, np.array([0, 1]), [0.0, 1.0])
 
 
-# ------------------------------------------------------------------ figures (slrlib.plots.bayes)
+# ------------------------------------------------------------------ figures (slrlib.book.plots.bayes)
 def test_figures_build_and_stay_out_of_pyplot():
     import matplotlib
 
@@ -289,7 +289,7 @@ def test_figures_build_and_stay_out_of_pyplot():
     import matplotlib.pyplot as plt
     from matplotlib.figure import Figure
 
-    from slrlib.plots import bayes as plots
+    from slrlib.book.plots import bayes as plots
 
     before = set(plt.get_fignums())
     p, J0 = _synthetic(jax.random.key(1), 2000, 4, sharpen=1.0)

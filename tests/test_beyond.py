@@ -1,10 +1,10 @@
-"""Tests of slrlib.beyond (chapter 8) and of the chapter-8 figure specs, at small sizes.
+"""Tests of slrlib.book.ch08_beyond (chapter 8) and of the chapter-8 figure specs, at small sizes.
 
 Independent checks: the swapped point's closed form against a numerical minimisation of the
 closed-form risk and against finite differences on the spheres; Riemannian derivatives
 against finite differences along geodesics; the oracle's plane Hessian against central
 differences of the risk along rotations; the transverse multipliers against the growth of
-a small displacement off M under the actual PGD map (slrlib.dynamics.pgd); the sweep
+a small displacement off M under the actual PGD map (slrlib.training.pgd.pgd); the sweep
 against separate pgd runs; bad input -> ValueError naming the parameter.
 """
 
@@ -19,14 +19,15 @@ from scipy import optimize
 matplotlib.use("Agg")
 
 import slrlib  # noqa: F401  (float64)
+from slrlib.core.geometry import uniform_directions, overlap_coordinates
+from slrlib.book import ch08_beyond as beyond
 from slrlib import (
     SLRTask,
-    beyond,
     oracle_risk,
     risk_from_overlaps,
     zeta,
 )
-from slrlib.dynamics import init_uniform, pgd
+from slrlib.training.pgd import pgd
 from slrlib.experiments import PGD_CONFIGS, run_pgd_experiment
 
 EPS = np.finfo(np.float64).eps  # 2.2e-16
@@ -138,14 +139,14 @@ def test_swapped_point_bad_lambda():
 # --------------------------------------------------------------------------- sphere calculus
 def test_embed_overlaps_round_trip_and_errors():
     o = (0.3, 0.5, 0.2, -0.4, 0.1)
-    k, v = beyond.embed_overlaps(*o)
+    k, v = overlap_coordinates(*o)
     np.testing.assert_allclose(beyond.overlaps_of(k, v), o, atol=1e-14)
     assert abs(np.linalg.norm(k) - 1) < 1e-14 and abs(np.linalg.norm(v) - 1) < 1e-14
     with pytest.raises(ValueError, match="kappa"):
-        beyond.embed_overlaps(0.9, 0.0, 0.0, 0.9, 0.0)
+        overlap_coordinates(0.9, 0.0, 0.0, 0.9, 0.0)
     with pytest.raises(ValueError, match="unit vectors"):
-        beyond.embed_overlaps(0.0, 0.9, 0.9, 0.0, 0.0)
-    k, v = beyond.embed_overlaps(0.0, 0.9, 0.9, 0.0, 0.0, project=True)
+        overlap_coordinates(0.0, 0.9, 0.9, 0.0, 0.0)
+    k, v = overlap_coordinates(0.0, 0.9, 0.9, 0.0, 0.0, project=True)
     assert abs(np.linalg.norm(v) - 1) < 1e-12
 
 
@@ -195,7 +196,7 @@ def test_sphere_derivatives_bad_input():
 
 
 def test_refine_critical_point_finds_the_oracle_and_is_a_minimum():
-    k, v = beyond.embed_overlaps(0.97, 0.96, 0.05, 0.03, 0.02)
+    k, v = overlap_coordinates(0.97, 0.96, 0.05, 0.03, 0.02)
     cp = beyond.refine_critical_point(k, v, 0.3, SMALL)
     assert cp.gradient_norm < 1e-10
     np.testing.assert_allclose(np.abs(cp.overlaps), [1, 1, 0, 0, 0], atol=1e-7)
@@ -258,7 +259,7 @@ def test_transverse_multipliers_at_the_oracle_are_one_minus_alpha_mu():
 
 def test_transverse_multipliers_predict_a_flip_in_pgd():
     """A point of M where the most negative multiplier is below -1: a small displacement off M
-    flips sign every step of the real PGD (slrlib.dynamics.pgd in R^d) and grows."""
+    flips sign every step of the real PGD (slrlib.training.pgd.pgd in R^d) and grows."""
     task = SMALL
     lam, alpha = 0.9, 4e-2
     kappa, nu = 1.0, 1.0
@@ -290,7 +291,7 @@ def test_lambda_sweep_equals_separate_pgd_runs():
     sw = beyond.lambda_sweep(lams, SMALL, key, n_runs=4, alpha=2e-3, n_steps=300)
     star, init = jax.random.split(key)
     k_star, v_star = SMALL.oracle_directions(star)
-    k0, v0 = init_uniform(init, 4, SMALL.d)
+    k0, v0 = uniform_directions(init, SMALL.d, (4,))
     for i, lam in enumerate(lams):
         r = pgd(k0, v0, k_star, v_star, SMALL, lam=lam, alpha=2e-3, n_steps=300, log_every=300)
         for name in beyond.OVERLAP_NAMES:
@@ -324,8 +325,8 @@ def _equal_lengths(table):
 
 
 def test_schedule_and_landscape_figures_small():
-    from slrlib.figures import beyond as fb
-    from slrlib.plots import beyond as plots
+    from slrlib.book.figures import beyond as fb
+    from slrlib.book.plots import beyond as plots
 
     exp = run_pgd_experiment(PGD_CONFIGS["fig4a"].scaled(n_runs=3, n_steps=3000, log_every=300))
     data = fb.schedule_data(exp, every=3)
@@ -340,8 +341,8 @@ def test_schedule_and_landscape_figures_small():
 
 
 def test_batch_figures_small(monkeypatch):
-    from slrlib.figures import beyond as fb
-    from slrlib.plots import beyond as plots
+    from slrlib.book.figures import beyond as fb
+    from slrlib.book.plots import beyond as plots
 
     task = PGD_CONFIGS["fig4a"].task
     sweep = beyond.lambda_sweep([0.1, 1.0], task, jax.random.key(0), n_runs=3, alpha=2e-3, n_steps=200)

@@ -33,7 +33,8 @@ import json, sys
 import numpy as np, jax
 import slrlib
 from slrlib.experiments import PGD_CONFIGS, SGD_CONFIGS, run_pgd_experiment, run_sgd_experiment
-from slrlib.transformer import TRANSFORMER_CONFIGS, train_transformer
+from slrlib.training.transformer import train_transformer
+from slrlib.experiments.transformer import TRANSFORMER_CONFIGS
 out = {}
 pgd = run_pgd_experiment(PGD_CONFIGS["fig4b"].scaled(n_steps=2000, log_every=200)).result
 out["pgd_kappa"] = np.asarray(pgd.kappa)

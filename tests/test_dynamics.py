@@ -24,6 +24,7 @@ import pytest
 from numpy.polynomial.hermite_e import hermegauss
 from scipy.special import erf as sp_erf
 
+from slrlib.core.geometry import uniform_directions, manifold_directions
 from slrlib import (
     SLRTask,
     manifold_risk,
@@ -32,24 +33,7 @@ from slrlib import (
     population_risk,
     risk_from_overlaps,
 )
-from slrlib.dynamics import (
-    SCHEDULES,
-    classify_limits,
-    distance_to_manifold,
-    fixed_point_table,
-    init_on_manifold,
-    init_uniform,
-    inverse_temperature,
-    manifold_hessian,
-    manifold_risk_grad,
-    pgd,
-    pgd_dense,
-    reduced_jacobian,
-    reduced_map,
-    reduced_pgd,
-    riemannian_hessian,
-    stationary_points,
-)
+from slrlib.training.pgd import (SCHEDULES, classify_limits, distance_to_manifold, fixed_point_table, inverse_temperature, manifold_hessian, manifold_risk_grad, pgd, pgd_dense, reduced_jacobian, reduced_map, reduced_pgd, riemannian_hessian, stationary_points)
 
 EPS = np.finfo(np.float64).eps  # 2.2e-16: round-off tolerances below are multiples of it
 
@@ -189,7 +173,7 @@ def test_pgd_started_at_the_oracle_stays_there(dirs_paper):
 @pytest.fixture(scope="module")
 def manifold_run(dirs_m):
     k_star, v_star = dirs_m
-    k0, v0 = init_on_manifold(jax.random.key(201), N_RUNS, k_star, v_star)
+    k0, v0 = manifold_directions(jax.random.key(201), k_star, v_star, (N_RUNS,))
     res = pgd(k0, v0, k_star, v_star, TASK_M, lam=LAM_M, alpha=ALPHA_M, n_steps=500, log_every=1)
     return k0, v0, res
 
@@ -263,7 +247,7 @@ def test_risk_decreases_along_full_pgd_on_the_manifold(manifold_run):
 
 def test_risk_decreases_along_full_pgd_from_a_uniform_start(dirs_m):
     k_star, v_star = dirs_m
-    k0, v0 = init_uniform(jax.random.key(203), N_RUNS, TASK_M.d)
+    k0, v0 = uniform_directions(jax.random.key(203), TASK_M.d, (N_RUNS,))
     # alpha = 0.02: off M the curvature (in theta, eta, rho) is larger, and with alpha = 0.05
     # we have seen the risk go up by 0.2 from some uniform starts of this task.
     res = pgd(k0, v0, k_star, v_star, TASK_M, lam=LAM_M, alpha=0.02, n_steps=500, log_every=1)
@@ -277,7 +261,7 @@ def test_population_risk_gradient_matches_finite_differences(dirs):
     d, h = TASK.d, 1e-6
     E = h * jnp.eye(d)
     for i, lam in enumerate([0.2, 0.7, 2.0]):
-        k, v = (x[0] for x in init_uniform(jax.random.key(300 + i), N_RUNS, d))
+        k, v = (x[0] for x in uniform_directions(jax.random.key(300 + i), d, (N_RUNS,)))
         k = (k + k_star) / jnp.linalg.norm(k + k_star)  # exercise every term (kappa large)
         gk, gv = jax.grad(population_risk, argnums=(0, 1))(k, v, k_star, v_star, lam, TASK)
         # All 4d perturbed points in one call (rows: k + h e_j, k - h e_j, then v moved).
@@ -397,7 +381,7 @@ def paper_runs(dirs_m):
     """500 steps, every step logged, paper schedule and constant lam0, N_RUNS uniform runs
     (manifold_run's shapes: no new compilation)."""
     k_star, v_star = dirs_m
-    k0, v0 = init_uniform(jax.random.key(400), N_RUNS, TASK_M.d)
+    k0, v0 = uniform_directions(jax.random.key(400), TASK_M.d, (N_RUNS,))
     kw = dict(lam=1.0, alpha=0.02, n_steps=500, log_every=1)
     paper = pgd(k0, v0, k_star, v_star, TASK_M, schedule="paper", **kw)
     const = pgd(k0, v0, k_star, v_star, TASK_M, schedule="constant", **kw)
@@ -414,7 +398,7 @@ def test_logged_lambda_follows_the_schedule(paper_runs):
 @pytest.mark.roundoff
 def test_logged_lambda_with_sparse_logging(dirs):
     k_star, v_star = dirs
-    k0, v0 = init_uniform(jax.random.key(401), 6, TASK.d)  # same shapes as batched_run
+    k0, v0 = uniform_directions(jax.random.key(401), TASK.d, (6,))  # same shapes as batched_run
     res = pgd(k0, v0, k_star, v_star, TASK, lam=2.0, alpha=0.01, n_steps=400, log_every=20, schedule="paper")
     np.testing.assert_array_equal(res.steps, np.arange(0, 401, 20))
     np.testing.assert_allclose(res.lam, 2.0 / (1.0 + 1e-4 * res.steps), rtol=1e-15)
@@ -455,7 +439,7 @@ def test_pgd_with_paper_schedule_matches_a_hand_written_loop(dirs_m, paper_runs)
 # --------------------------------------------------------------------------- 6. Lemma 4
 def test_init_on_manifold_lies_on_the_manifold(dirs_m):
     k_star, v_star = dirs_m
-    k, v = init_on_manifold(jax.random.key(500), 4000, k_star, v_star)
+    k, v = manifold_directions(jax.random.key(500), k_star, v_star, (4000,))
     assert k.shape == v.shape == (4000, TASK_M.d)
     np.testing.assert_allclose(jnp.linalg.norm(k, axis=-1), 1.0, rtol=0, atol=1e-14)
     np.testing.assert_allclose(jnp.linalg.norm(v, axis=-1), 1.0, rtol=0, atol=1e-14)
@@ -468,7 +452,7 @@ def test_init_on_manifold_lies_on_the_manifold(dirs_m):
 def test_manifold_is_invariant_in_the_paper_setting(dirs_paper):
     # Figure 4(b): d = 400, L = 10, lam = 0.1 (constant), alpha = 4e-3, 20 000 steps.
     k_star, v_star = dirs_paper
-    k0, v0 = init_on_manifold(jax.random.key(502), 3, k_star, v_star)
+    k0, v0 = manifold_directions(jax.random.key(502), k_star, v_star, (3,))
     res = pgd(k0, v0, k_star, v_star, TASK_PAPER, lam=0.1, **PAPER_KW)
     assert res.distance.shape == (3, 101)
     # Exact invariance (Lemma 4): only round-off leaves M, and M attracts transversally
@@ -483,7 +467,7 @@ def test_manifold_is_invariant_in_the_paper_setting(dirs_paper):
 @pytest.fixture(scope="module")
 def batched_inits(dirs):
     k_star, v_star = dirs
-    ku, vu = init_uniform(jax.random.key(600), 6, TASK.d)
+    ku, vu = uniform_directions(jax.random.key(600), TASK.d, (6,))
     k0 = np.array(ku).reshape(2, 3, TASK.d)
     v0 = np.array(vu[:3])  # shape (3, d): broadcasts against k0's (2, 3)
     k0[0, 0] = k_star  # k0 = k*, v0 arbitrary
@@ -561,7 +545,7 @@ def test_pgd_broadcasts_leading_axes(dirs_m):
     # k0 of shape (d,) against v0 of shape (6, d): 6 runs from the same k0 (same shapes as
     # manifold_run, no new compilation).
     k_star, v_star = dirs_m
-    k0, v0 = init_uniform(jax.random.key(602), N_RUNS, TASK_M.d)
+    k0, v0 = uniform_directions(jax.random.key(602), TASK_M.d, (N_RUNS,))
     kw = dict(lam=LAM_M, alpha=0.02, n_steps=500, log_every=1)
     shared = pgd(k0[0], v0, k_star, v_star, TASK_M, **kw)
     explicit = pgd(jnp.broadcast_to(k0[0], v0.shape), v0, k_star, v_star, TASK_M, **kw)
@@ -928,16 +912,16 @@ T5 = SLRTask(d=5, L=3)
         (lambda: inverse_temperature(nan, 3), "lam"),
         (lambda: inverse_temperature(1.0, 3, "linear"), "schedule"),
         (lambda: inverse_temperature(1.0, -1, "paper"), "steps"),
-        (lambda: init_uniform(7, 2, 5), "key"),
-        (lambda: init_uniform(jax.random.key(0), 0, 5), "n_runs"),
-        (lambda: init_uniform(jax.random.key(0), 2.0, 5), "n_runs"),
-        (lambda: init_uniform(jax.random.key(0), 2, 0), "d"),
-        (lambda: init_on_manifold(jax.random.key(0), 2, _e[0], _e[0]), "k_star"),
-        (lambda: init_on_manifold(jax.random.key(0), 2, 2 * _e[0], _e[1]), "k_star"),
-        (lambda: init_on_manifold(jax.random.key(0), 2, _e[0], 3 * _e[1]), "v_star"),
-        (lambda: init_on_manifold(jax.random.key(0), 2, _e[0], _e[1, :4]), "v_star"),
-        (lambda: init_on_manifold(jax.random.key(0), -1, _e[0], _e[1]), "n_runs"),
-        (lambda: init_on_manifold("key", 2, _e[0], _e[1]), "key"),
+        (lambda: uniform_directions(7, 5, (2,)), "key"),
+        (lambda: uniform_directions(jax.random.key(0), 5, (0,)), "n_runs"),
+        (lambda: uniform_directions(jax.random.key(0), 5, (2.0,)), "n_runs"),
+        (lambda: uniform_directions(jax.random.key(0), 0, (2,)), "d"),
+        (lambda: manifold_directions(jax.random.key(0), _e[0], _e[0], (2,)), "k_star"),
+        (lambda: manifold_directions(jax.random.key(0), 2 * _e[0], _e[1], (2,)), "k_star"),
+        (lambda: manifold_directions(jax.random.key(0), _e[0], 3 * _e[1], (2,)), "v_star"),
+        (lambda: manifold_directions(jax.random.key(0), _e[0], _e[1, :4], (2,)), "v_star"),
+        (lambda: manifold_directions(jax.random.key(0), _e[0], _e[1], (-1,)), "n_runs"),
+        (lambda: manifold_directions("key", _e[0], _e[1], (2,)), "key"),
         (lambda: stationary_points(0.0, T5), "lam"),
         (lambda: stationary_points(0.5, T5, n_starts=1), "n_starts"),
         (lambda: stationary_points(0.5, "T5"), "task"),
@@ -973,21 +957,21 @@ def test_fixed_point_table_rejects_bad_alpha():
 # --------------------------------------------------------------------------- 11. initialisations
 def test_initialisations_are_deterministic(dirs):
     k_star, v_star = dirs
-    a = init_uniform(jax.random.key(7), N_RUNS, TASK.d)
-    b = init_uniform(jax.random.key(7), N_RUNS, TASK.d)
-    c = init_uniform(jax.random.key(8), N_RUNS, TASK.d)
+    a = uniform_directions(jax.random.key(7), TASK.d, (N_RUNS,))
+    b = uniform_directions(jax.random.key(7), TASK.d, (N_RUNS,))
+    c = uniform_directions(jax.random.key(8), TASK.d, (N_RUNS,))
     np.testing.assert_array_equal(a[0], b[0])
     np.testing.assert_array_equal(a[1], b[1])
     assert not np.allclose(a[0], c[0])
     assert not np.allclose(a[0], a[1])  # k0 and v0 are drawn independently
-    m1 = init_on_manifold(jax.random.key(7), N_RUNS, k_star, v_star)
-    m2 = init_on_manifold(jax.random.key(7), N_RUNS, k_star, v_star)
+    m1 = manifold_directions(jax.random.key(7), k_star, v_star, (N_RUNS,))
+    m2 = manifold_directions(jax.random.key(7), k_star, v_star, (N_RUNS,))
     np.testing.assert_array_equal(m1[0], m2[0])
     np.testing.assert_array_equal(m1[1], m2[1])
-    assert not np.allclose(m1[0], init_on_manifold(jax.random.key(8), N_RUNS, k_star, v_star)[0])
+    assert not np.allclose(m1[0], manifold_directions(jax.random.key(8), k_star, v_star, (N_RUNS,))[0])
     # legacy uint32 keys work too
     np.testing.assert_array_equal(
-        init_uniform(jax.random.PRNGKey(3), N_RUNS, TASK.d)[0], init_uniform(jax.random.PRNGKey(3), N_RUNS, TASK.d)[0]
+        uniform_directions(jax.random.PRNGKey(3), TASK.d, (N_RUNS,))[0], uniform_directions(jax.random.PRNGKey(3), TASK.d, (N_RUNS,))[0]
     )
 
 
@@ -998,7 +982,7 @@ Z_TOL = 4.5
 def test_uniform_initialisation_moments(dirs):
     k_star, v_star = dirs
     d, n = TASK.d, 4000
-    k, v = init_uniform(jax.random.key(800), n, d)
+    k, v = uniform_directions(jax.random.key(800), d, (n,))
     np.testing.assert_allclose(jnp.linalg.norm(k, axis=-1), 1.0, atol=1e-14)
     np.testing.assert_allclose(jnp.linalg.norm(v, axis=-1), 1.0, atol=1e-14)
     o = overlaps(k, v, k_star, v_star)
@@ -1017,7 +1001,7 @@ def test_manifold_initialisation_moments(dirs_m):
     # E nu^2 = 1/(d - 2). Both have mean 0.
     k_star, v_star = dirs_m
     d, n = TASK_M.d, 4000
-    k, v = init_on_manifold(jax.random.key(801), n, k_star, v_star)
+    k, v = manifold_directions(jax.random.key(801), k_star, v_star, (n,))
     kappa, nu = np.asarray(k @ k_star), np.asarray(v @ v_star)
     for x, m in ((kappa, d - 1), (nu, d - 2)):
         assert abs(x.mean()) <= Z_TOL / math.sqrt(m * n)
@@ -1030,8 +1014,22 @@ def test_init_on_manifold_in_dimension_two():
     # must not be normalised into a direction to project v against.
     c, s = math.cos(0.3), math.sin(0.3)
     k_star, v_star = jnp.array([c, s]), jnp.array([-s, c])
-    k, v = init_on_manifold(jax.random.key(1), 4, k_star, v_star)
+    k, v = manifold_directions(jax.random.key(1), k_star, v_star, (4,))
     o = overlaps(k, v, k_star, v_star)
     assert float(jnp.max(distance_to_manifold(o.theta, o.eta, o.rho))) <= 1e-12
     np.testing.assert_allclose(np.abs(o.kappa), 1.0, atol=1e-14)
     np.testing.assert_allclose(np.abs(o.nu), 1.0, atol=1e-14)
+
+
+def test_reduced_map_kernel_derivatives_in_lambda_and_alpha():
+    """The public kernel of Lemma 7's map, differentiated in λ and α (traced) with jax.jacfwd,
+    against central finite differences of the validated reduced_map."""
+    from slrlib.training.pgd import reduced_map, reduced_map_kernel
+
+    kappa, nu, lam, alpha, h = 0.3, -0.4, 0.7, 0.05, 1e-6
+    J = jax.jacfwd(lambda p: jnp.stack(reduced_map_kernel(kappa, nu, p[0], p[1], TASK.d, TASK.gamma)))(
+        jnp.array([lam, alpha]))
+    for j, (dl, da) in enumerate(((h, 0.0), (0.0, h))):
+        plus = np.array(reduced_map(kappa, nu, lam + dl, alpha + da, TASK))
+        minus = np.array(reduced_map(kappa, nu, lam - dl, alpha - da, TASK))
+        np.testing.assert_allclose(np.asarray(J[:, j]), (plus - minus) / (2 * h), rtol=1e-6, atol=1e-9)

@@ -15,7 +15,8 @@ import pytest
 
 matplotlib.use("Agg")
 
-from slrlib import dynamics, experiments, figures  # noqa: E402
+from slrlib import experiments, figures  # noqa: E402
+from slrlib.training import pgd as dynamics
 from slrlib.__main__ import main  # noqa: E402
 from slrlib.experiments import PGD_CONFIGS, PGDConfig, pgd_table, recovered, run_pgd_experiment, trajectory_runs  # noqa: E402
 
@@ -85,7 +86,7 @@ def test_schedule_is_applied():
 def test_run_matches_direct_pgd_call():
     cfg = small("fig7a")
     exp = run_pgd_experiment(cfg)
-    k_star, v_star, k0, v0 = experiments._initialisation(cfg, jax.random.key(cfg.seed))
+    k_star, v_star, k0, v0 = experiments.pgd_initialisation(cfg)
     direct = dynamics.pgd_dense(k0, v0, k_star, v_star, cfg.task, lam=cfg.lam, alpha=cfg.alpha,
                                 n_steps=cfg.n_steps, schedule=cfg.schedule, log_every=cfg.log_every)
     np.testing.assert_allclose(np.asarray(exp.result.nu), np.asarray(direct.nu), rtol=0, atol=1e-12)
@@ -126,7 +127,7 @@ def test_bad_config_name():
     with pytest.raises(ValueError, match="config"):
         run_pgd_experiment("fig99")
     with pytest.raises(ValueError, match="init"):
-        PGDConfig("x", "x", "ball", 0.1, "constant", 1e-3, 10, 1)
+        PGDConfig(name="x", title="x", init="ball", lam=0.1, schedule="constant", alpha=1e-3, n_steps=10, log_every=1)
 
 
 # ----------------------------------------------------------------------------- figures / CLI

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import integrate, special
 
-from slrlib import gaussian
-from slrlib.gaussian import zeta, zeta_dt
+from slrlib.core import gaussian
+from slrlib.core.gaussian import zeta, zeta_dt
 
 
 def gauss_expect(f, mean=0.0, sd=1.0):

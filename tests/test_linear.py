@@ -1,4 +1,4 @@
-"""Tests of slrlib.linear (Proposition 3 and around) and slrlib.plots.linear.
+"""Tests of slrlib.book.ch05_linear (Proposition 3 and around) and slrlib.book.plots.linear.
 
 Closed forms are compared with independent computations: Monte Carlo with a tolerance from
 the standard error, a numerical linear solve instead of Sherman–Morrison, an iterative
@@ -22,7 +22,7 @@ from slrlib import (
     optimal_lambda,
     oracle_risk,
 )
-from slrlib.linear import (
+from slrlib.book.ch05_linear import (
     best_oracle_lambdas,
     empirical_moments,
     group_lasso_fit,
@@ -165,7 +165,7 @@ def test_lower_bound_through_max_probability(seed):
 @pytest.mark.roundoff
 def test_best_lambdas_grid_search_matches_brent(d, L):
     # Two algorithms for the same minimiser: the vectorised grid zoom of best_oracle_lambdas
-    # and Brent's method of slrlib.risk.optimal_lambda.
+    # and Brent's method of slrlib.core.risk.optimal_lambda.
     task = SLRTask(d=d, L=L)
     lams, risks = best_oracle_lambdas(task, [L])
     lam_brent, risk_brent = optimal_lambda(task, bounds=(1e-4, 10.0))
@@ -208,7 +208,7 @@ def test_validation():
 def test_plots_return_figures():
     from matplotlib.figure import Figure
 
-    from slrlib.plots import linear as plots
+    from slrlib.book.plots import linear as plots
 
     task = SLRTask(d=100, L=1)
     table = risk_table(task, [1, 2, 10, 100], [0.05, 0.1])
@@ -236,7 +236,7 @@ def test_plots_return_figures():
 @pytest.mark.parametrize("d", [50, 400])
 @pytest.mark.roundoff
 def test_oracle_risk_lengths_matches_library(d):
-    from slrlib.linear import oracle_risk_lengths
+    from slrlib.book.ch05_linear import oracle_risk_lengths
 
     task = SLRTask(d=d, L=1, eps=0.2, gamma=0.9)
     lam = np.array([0.003, 0.05, 0.4, 2.0])

@@ -1,4 +1,4 @@
-"""Library code of chapters 6 and 7 (slrlib.theorem5, slrlib.plots.manifold, slrlib.figures.manifold).
+"""Library code of chapters 6 and 7 (slrlib.book.ch07_theorem5, slrlib.book.plots.manifold, slrlib.book.figures.manifold).
 
 Independent checks: finite differences of the closed forms, the literal d-dimensional PGD,
 the Hessian's eigenvector for the saddle's stable direction, exact symmetries of the
@@ -16,9 +16,10 @@ import numpy as np
 import pytest
 from conftest import random_unit
 
+from slrlib.core.geometry import directions_with_overlaps
 from slrlib import SLRTask, manifold_risk, overlaps, risk_from_overlaps
-from slrlib import theorem5 as t5
-from slrlib.dynamics import (
+from slrlib.book import ch07_theorem5 as t5
+from slrlib.training.pgd import (
     classify_limits,
     manifold_hessian,
     manifold_risk_grad,
@@ -26,7 +27,7 @@ from slrlib.dynamics import (
     reduced_jacobian,
     reduced_pgd,
 )
-from slrlib.experiments import PGD_CONFIGS, PGDConfig
+from slrlib.experiments import PGD_CONFIGS, PGDConfig, pgd_initialisation
 
 TASK = SLRTask(d=400, L=10)
 SMALL = SLRTask(d=7, L=4, gamma=0.8, eps=0.3)
@@ -93,7 +94,7 @@ def test_points_on_manifold_have_the_prescribed_overlaps(directions):
     ks, vs = directions
     kappa = np.array([0.3, -1.0, 1.0, 0.0])
     nu = np.array([-0.5, 0.2, 1.0, 0.0])
-    k, v = t5.points_on_manifold(jax.random.key(4), kappa, nu, ks, vs)
+    k, v = directions_with_overlaps(kappa, nu, 0.0, 0.0, 0.0, ks, vs, jax.random.key(4))
     o = overlaps(k, v, ks, vs)
     np.testing.assert_allclose(np.asarray(o.kappa), kappa, atol=1e-14)
     np.testing.assert_allclose(np.asarray(o.nu), nu, atol=1e-14)
@@ -106,16 +107,17 @@ def test_points_on_manifold_have_the_prescribed_overlaps(directions):
 def test_points_on_manifold_rejects_bad_input(directions):
     ks, vs = directions
     with pytest.raises(ValueError, match="kappa"):
-        t5.points_on_manifold(jax.random.key(0), np.array([1.5]), np.array([0.0]), ks, vs)
+        directions_with_overlaps(np.array([1.5]), np.array([0.0]), 0.0, 0.0, 0.0, ks, vs, jax.random.key(0))
     with pytest.raises(ValueError, match="kappa and nu"):
-        t5.points_on_manifold(jax.random.key(0), np.array([0.1, 0.2]), np.array([0.0]), ks, vs)
+        directions_with_overlaps(np.array([0.1, 0.2]), np.array([0.0]), 0.0, 0.0, 0.0, ks, vs, jax.random.key(0))
     small = SLRTask(d=3, L=2)
     k3, v3 = small.oracle_directions(jax.random.key(0))
     with pytest.raises(ValueError, match="k_star"):
-        t5.points_on_manifold(jax.random.key(0), np.array([0.1]), np.array([0.0]), k3, v3)
+        directions_with_overlaps(np.array([0.1]), np.array([0.0]), 0.0, 0.0, 0.0, k3, v3, jax.random.key(0))
 
 
-SHORT = PGDConfig("short", "short test run", "manifold", 0.1, "constant", 4e-3, 300, 30, d=40, L=5, n_runs=3)
+SHORT = PGDConfig(name="short", title="short test run", init="manifold", lam=0.1, schedule="constant", alpha=4e-3,
+                  n_steps=300, log_every=30, d=40, L=5, n_runs=3)
 
 
 @pytest.mark.roundoff
@@ -128,12 +130,9 @@ def test_manifold_drift_stays_at_roundoff_and_matches_dense_pgd():
     bound = np.sqrt(drift.max_abs_theta**2 + drift.max_abs_eta**2 + drift.max_abs_rho**2)
     assert np.all(drift.max_distance <= bound * (1 + 1e-12))
     # the literal d-dimensional PGD from the same initialisation ends at the same overlaps
-    from slrlib.dynamics import init_on_manifold
 
     task = SHORT.task
-    star_key, init_key = jax.random.split(jax.random.key(SHORT.seed))
-    ks, vs = task.oracle_directions(star_key)
-    k0, v0 = init_on_manifold(init_key, SHORT.n_runs, ks, vs)
+    ks, vs, k0, v0 = pgd_initialisation(SHORT)
     dense = pgd_dense(k0, v0, ks, vs, task, lam=SHORT.lam, alpha=SHORT.alpha, n_steps=SHORT.n_steps,
                       log_every=SHORT.n_steps)
     np.testing.assert_allclose(drift.final_kappa, np.asarray(dense.kappa)[:, -1], atol=1e-12)
@@ -321,7 +320,7 @@ def _check_spec(name, data):
 
 def test_figure_specs_small(tmp_path):
     from slrlib import figures
-    from slrlib.figures import manifold as fm
+    from slrlib.book.figures import manifold as fm
 
     for name in ("ch6_drift", "ch6_reduced", "fig6", "ch7_basins"):
         assert figures.get(name).chapter in (6, 7)
@@ -342,7 +341,7 @@ def test_figure_specs_small(tmp_path):
 
 
 def test_plot_landscape_slider_frame():
-    from slrlib.plots.manifold import plot_landscape
+    from slrlib.book.plots.manifold import plot_landscape
 
     land = t5.landscape(0.5, TASK, n_steps=50, log_every=10, n_grid=11)
     fig = plot_landscape(0.5, landscapes={0.5: land})

@@ -1,4 +1,4 @@
-"""slrlib.montecarlo: Monte Carlo means of statistics of the task."""
+"""slrlib.core.montecarlo: Monte Carlo means of statistics of the task."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 
 import slrlib  # noqa: F401  (float64)
 from slrlib import SLRTask, erf_attention, monte_carlo_risk, null_risk
-from slrlib.montecarlo import comparison_table, default_batch_size, mean_with_stderr, monte_carlo_mean
-from slrlib.selectors import relevant_token
+from slrlib.core.montecarlo import comparison_table, default_batch_size, mean_with_stderr, monte_carlo_mean
+from slrlib.book.ch02_selectors import relevant_token
 
 N = 20_000
 BATCH = 5_000

@@ -6,7 +6,7 @@
   = null_risk, and the residual Y - sum_m X_{J_m}^T v_m* of variance eps^2); bad input.
 * :func:`multi_head_erf_attention`: the sum over heads of :func:`erf_attention`;
   permutation invariance over tokens; bad shapes.
-* :mod:`slrlib.multi`: the exact risk against Theorem 1 (one head, one location), against
+* :mod:`slrlib.book.ch11_multi`: the exact risk against Theorem 1 (one head, one location), against
   Monte Carlo (several heads and locations), exact invariances, quadrature convergence, its
   gradient against finite differences; population PGD; the chapter's helpers; bad input.
 """
@@ -27,9 +27,9 @@ from slrlib import (
     multi_head_erf_attention,
     population_risk,
 )
-from slrlib import multi
-from slrlib.experiments import SGD_CONFIGS, match_heads
-from slrlib.sgd import SGDResult
+from slrlib.book import ch11_multi as multi
+from slrlib.experiments import SGD_CONFIGS, match_heads, matched_overlaps, sgd_initialisation
+from slrlib.training.sgd import SGDResult
 
 Z_TOL = 4.5  # |gap| in standard errors; with ~150 comparisons P(any > 4.5) ~ 1e-3 under the null
 EPS = np.finfo(np.float64).eps  # 2.2e-16
@@ -437,26 +437,23 @@ def test_matched_overlaps_follow_the_matching():
     kappa[1, 1, 0], kappa[1, 0, 1] = -0.7, 0.6  # run 1: head 1 <-> location 0
     nu = np.arange(24, dtype=float).reshape(2, 2, 2, 3) / 100
     res = _fake_result(kappa, nu)
-    ov = multi.matched_overlaps(res)
+    ov = matched_overlaps(res)
     np.testing.assert_array_equal(ov["perm"], [[0, 1], [1, 0]])
-    np.testing.assert_array_equal(ov["perm"], match_heads(res))
+    np.testing.assert_array_equal(ov["perm"], match_heads(res.kappa[..., -1]))
     np.testing.assert_allclose(ov["kappa"][:, :, -1], [[0.9, -0.8], [-0.7, 0.6]])
     np.testing.assert_allclose(ov["nu"][1, 0], nu[1, 1, 0])
     np.testing.assert_allclose(ov["kappa_other"][1, 0], kappa[1, 1, 1])
     np.testing.assert_allclose(ov["nu_other"][0, 1], nu[0, 1, 0])
     with pytest.raises(ValueError, match="perm"):
-        multi.matched_overlaps(res, perm=np.zeros((3, 2), int))
+        matched_overlaps(res, perm=np.zeros((3, 2), int))
 
 
 def test_sgd_task_directions_are_those_of_the_experiment():
     """The same draws as run_sgd_experiment (checked against its initialisation routine; a full
     run would cost a compilation of the SGD loop)."""
-    from slrlib.experiments import _sgd_initialisation
-
     cfg = SGD_CONFIGS["fig9"].scaled(n_runs=3)
     Ks, Vs = multi.sgd_task_directions(cfg)
-    init_key = jax.random.split(jax.random.key(cfg.seed))[0]  # as run_sgd_experiment splits its key
-    K_ref, V_ref, _, _ = _sgd_initialisation(cfg, init_key)
+    K_ref, V_ref, _, _ = sgd_initialisation(cfg)
     assert Ks.shape == (3, 2, cfg.d)
     np.testing.assert_array_equal(Ks, K_ref)
     np.testing.assert_array_equal(Vs, V_ref)

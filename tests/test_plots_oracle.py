@@ -1,4 +1,4 @@
-"""slrlib.plots.oracle: every figure of chapter 3 builds, is closed in pyplot (so a notebook
+"""slrlib.book.plots.oracle: every figure of chapter 3 builds, is closed in pyplot (so a notebook
 shows it once), and plots what the closed forms say."""
 
 import math
@@ -13,7 +13,7 @@ import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from slrlib import SLRTask, oracle_risk, zeta  # noqa: E402
-from slrlib.plots import oracle as plots  # noqa: E402
+from slrlib.book.plots import oracle as plots  # noqa: E402
 
 
 @pytest.fixture(scope="module")

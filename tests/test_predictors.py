@@ -19,7 +19,7 @@ from slrlib import (
     linear_predictor,
     softmax_attention,
 )
-from slrlib.predictors import attention_cls, attention_layer
+from slrlib.core.predictors import attention_cls, attention_layer
 
 
 @pytest.fixture(scope="module")

@@ -35,8 +35,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from slrlib import probing
-from slrlib.probing import (
+from slrlib.case_studies import probing
+from slrlib.case_studies.probing import (
     ADVERBS_TEST,
     ADVERBS_TRAIN,
     ANIMALS_TEST,
@@ -403,7 +403,7 @@ OFFLINE_SCRIPT = textwrap.dedent(
     socket.create_connection = refuse
 
     import numpy as np
-    from slrlib import probing
+    from slrlib.case_studies import probing
 
     enc = probing.load_encoder()
     X = probing.cls_states(enc, json.loads(sys.argv[2]))

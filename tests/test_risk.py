@@ -16,7 +16,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from conftest import on_manifold, orthogonal_fixing, random_unit
+from conftest import orthogonal_fixing, random_unit
+from slrlib.core.geometry import manifold_directions
 from slrlib import (
     SLRTask,
     bayes_predictor,
@@ -52,7 +53,7 @@ def parameter_points(key, k_star, v_star):
     """Nine (k, v) pairs: the oracle, its opposite, on and off the manifold, extreme overlaps."""
     d = k_star.shape[0]
     keys = jax.random.split(key, 6)
-    k_m, v_m = on_manifold(keys[0], k_star, v_star, (2,))
+    k_m, v_m = manifold_directions(keys[0], k_star, v_star, (2,))
     k_r = random_unit(keys[1], (2, d))
     v_r = random_unit(keys[2], (2, d))
     u = random_unit(keys[3], (d,))
@@ -112,7 +113,7 @@ def test_oracle_and_manifold_risk_are_special_cases(small_task, small_directions
         rtol=0,
         atol=1e-14,
     )
-    k, v = on_manifold(jax.random.key(3), k_star, v_star, (5,))
+    k, v = manifold_directions(jax.random.key(3), k_star, v_star, (5,))
     kappa, nu = k @ k_star, v @ v_star
     np.testing.assert_allclose(
         manifold_risk(kappa, nu, 0.4, small_task),
@@ -301,3 +302,24 @@ def test_linear_risk_is_a_lower_bound_for_random_linear_predictors():
         lambda X: jnp.einsum("nld,mld->nm", X, Ws), task, k_star, v_star, jax.random.key(62), 200_000
     )
     assert np.all(est.mean > linear_risk(task))
+
+
+def test_risk_kernel_is_differentiable_in_lambda_and_the_task_numbers():
+    """The public kernel: jax.grad in λ and in γ (traced task numbers) against central finite
+    differences of the validated risk_from_overlaps, to the round-off of a difference quotient."""
+    from slrlib.core.risk import risk_from_overlaps, risk_kernel
+
+    ov = (0.4, 0.7, 0.1, -0.2, 0.15)
+    task = SLRTask(d=30, L=6, gamma=0.6, eps=0.2)
+    h = 1e-5
+    for name, x0 in (("lam", 0.8), ("gamma", 0.6)):
+        def f(x):
+            lam, gamma = (x, task.gamma) if name == "lam" else (0.8, x)
+            return risk_kernel(*ov, lam, task.d, task.L, gamma, task.eps)
+
+        def g(x):
+            lam, t = (x, task) if name == "lam" else (0.8, SLRTask(d=30, L=6, gamma=x, eps=0.2))
+            return float(risk_from_overlaps(*ov, lam, t))
+
+        fd = (g(x0 + h) - g(x0 - h)) / (2 * h)
+        assert abs(float(jax.grad(f)(x0)) - fd) < 1e-7 * max(1.0, abs(fd))

@@ -1,4 +1,4 @@
-"""slrlib.risk_checks: the independent references used in chapter 3, tested against
+"""slrlib.book.ch03_risk_checks: the independent references used in chapter 3, tested against
 exact values, against the closed forms, and for their power to detect a wrong formula."""
 
 import math
@@ -8,19 +8,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from slrlib.core.geometry import uniform_directions, manifold_directions, directions_with_overlaps
 from slrlib import SLRTask, oracle_risk, overlaps, population_risk, zeta
-from slrlib.risk_checks import (
-    closed_form_vs_monte_carlo,
-    directions_with_overlaps,
-    gaussian_expectation,
-    lemma18_checks,
-    points_from_specs,
-    random_manifold_directions,
-    random_sphere_directions,
-    text_table,
-    zeta_derivative_checks,
-    zeta_quadrature,
-)
+from slrlib.book.ch03_risk_checks import (closed_form_vs_monte_carlo, gaussian_expectation, lemma18_checks, points_from_specs, zeta_derivative_checks, zeta_quadrature)
+from slrlib.book.display import text_table
 
 Z_TOL = 4.5
 
@@ -136,7 +127,7 @@ def test_directions_with_overlaps_rejects_impossible_overlaps(directions):
 
 def test_random_manifold_directions_lie_on_the_manifold(directions):
     k_star, v_star = directions
-    k, v = random_manifold_directions(jax.random.key(3), k_star, v_star, (50,))
+    k, v = manifold_directions(jax.random.key(3), k_star, v_star, (50,))
     assert k.shape == v.shape == (50, 12)
     np.testing.assert_allclose(jnp.linalg.norm(k, axis=-1), 1.0, atol=1e-13)
     np.testing.assert_allclose(jnp.linalg.norm(v, axis=-1), 1.0, atol=1e-13)
@@ -147,11 +138,11 @@ def test_random_manifold_directions_lie_on_the_manifold(directions):
 
 
 def test_random_sphere_directions(directions):
-    k, v = random_sphere_directions(jax.random.key(4), 12, (4000,))
+    k, v = uniform_directions(jax.random.key(4), 12, (4000,))
     np.testing.assert_allclose(jnp.linalg.norm(k, axis=-1), 1.0, atol=1e-13)
     # Uniform on the sphere: E <k, e_1>^2 = 1/d.
     assert float(jnp.mean(k[:, 0] ** 2)) == pytest.approx(1 / 12, abs=0.01)  # about 6 standard errors
-    k2, _ = random_sphere_directions(jax.random.key(4), 12, (4000,))
+    k2, _ = uniform_directions(jax.random.key(4), 12, (4000,))
     np.testing.assert_array_equal(k, k2)
 
 

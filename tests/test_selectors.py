@@ -1,4 +1,4 @@
-"""slrlib.selectors: selection rules, soft weights and exact selection accuracies.
+"""slrlib.book.ch02_selectors: selection rules, soft weights and exact selection accuracies.
 
 The exact accuracies are checked against an independent integration (scipy's adaptive
 quadrature on the original variable), against closed-form special cases, and against
@@ -17,8 +17,8 @@ from scipy import integrate, stats
 
 import slrlib  # noqa: F401  (float64)
 from slrlib import SLRTask, erf_attention, softmax_attention
-from slrlib.montecarlo import monte_carlo_mean
-from slrlib.selectors import (
+from slrlib.core.montecarlo import monte_carlo_mean
+from slrlib.book.ch02_selectors import (
     erf_weights,
     norm_selector,
     norm_selector_accuracy,

@@ -1,8 +1,8 @@
-"""Tests for slrlib.sgd: stochastic PGD on the empirical risk and its exact sampler.
+"""Tests for slrlib.training.sgd: stochastic PGD on the empirical risk and its exact sampler.
 
 Independent references: ``jax.grad`` of the batch loss on explicit batches, the plain
 sampler (whole batches from the task) for the law of the exact one, the closed-form
-population gradient (Theorem 1) for unbiasedness, and deterministic PGD (slrlib.dynamics)
+population gradient (Theorem 1) for unbiasedness, and deterministic PGD (slrlib.training.pgd)
 as the large-batch limit.
 """
 
@@ -16,18 +16,19 @@ import numpy as np
 import pytest
 
 import slrlib
-from slrlib import sgd as S
-from slrlib.dynamics import init_uniform, pgd
+from slrlib.core.geometry import uniform_directions
+from slrlib.training import sgd as S
+from slrlib.training.pgd import pgd
 from slrlib.experiments import (
     SGD_CONFIGS,
     SGDConfig,
-    _sgd_initialisation,
     match_heads,
     run_sgd_experiment,
+    sgd_initialisation,
     sgd_table,
     sgd_task_directions,
 )
-from slrlib.risk import population_risk
+from slrlib.core.risk import population_risk
 
 
 def _unit(x):
@@ -192,7 +193,7 @@ def test_large_batch_sgd_follows_deterministic_pgd():
     the trajectory must stay close to PGD with exact gradients from the same initialisation."""
     task = slrlib.SLRTask(10, 4, eps=0.0)
     ks, vs = task.oracle_directions(jax.random.key(0))
-    k0, v0 = init_uniform(jax.random.key(1), 4, task.d)
+    k0, v0 = uniform_directions(jax.random.key(1), task.d, (4,))
     n, alpha, lam = 40, 0.1, 0.7
     ref = pgd(k0, v0, ks, vs, task, lam=lam, alpha=alpha, n_steps=n, log_every=n)
     kw = dict(lam=lam, alpha=alpha, n_steps=n, key=jax.random.key(2), log_every=n, test_size=10)
@@ -249,8 +250,7 @@ def test_task_directions_are_those_of_the_run(fig9_small):
     exp = fig9_small
     Ks, Vs = sgd_task_directions(exp.config)
     assert Ks.shape == (3, 2, 12)
-    init_key = jax.random.split(jax.random.key(exp.config.seed))[0]
-    _, _, K0, V0 = _sgd_initialisation(exp.config, init_key)
+    _, _, K0, V0 = sgd_initialisation(exp.config)
     np.testing.assert_allclose(exp.result.kappa[..., 0], np.einsum("rhd,rmd->rhm", K0, Ks), atol=1e-12)
     np.testing.assert_allclose(exp.result.nu[..., 0], np.einsum("rhd,rmd->rhm", V0, Vs), atol=1e-12)
     k1, _ = sgd_task_directions(SGD_CONFIGS["fig5"].scaled(n_runs=2))
@@ -274,7 +274,7 @@ def test_tables_and_head_matching(fig9_small):
     kappa[0, :, :, 0] = [[0.1, 0.9], [0.8, 0.2]]
     kappa[1, :, :, 0] = [[0.7, 0.1], [0.3, 0.4]]
     fake = exp.result._replace(kappa=kappa)
-    np.testing.assert_array_equal(match_heads(fake), [[1, 0], [0, 1]])
+    np.testing.assert_array_equal(match_heads(fake.kappa[..., -1]), [[1, 0], [0, 1]])
     with pytest.raises(ValueError, match="population_excess_risk"):
         exp.population_excess_risk
 
@@ -333,7 +333,7 @@ def test_one_sgd_step_is_the_projected_step_of_the_autodiff_gradient(small):
     run_key, _ = jax.random.split(key)
     with jax.threefry_partitionable(False):  # as inside sgd()
         keys = jax.random.split(jax.random.fold_in(run_key, 0), 2)
-        batches = [slrlib.task._sample_core(k, B, task.L, task.d, ks, vs, task.gamma, task.eps,
+        batches = [slrlib.core.task.sample_kernel(k, B, task.L, task.d, ks, vs, task.gamma, task.eps,
                                             jnp.log(task.pi)) for k in keys]
     for r, (X, y, _) in enumerate(batches):
         gK, gV = jax.grad(lambda K, V: jnp.mean((slrlib.multi_head_erf_attention(X, K, V, lam) - y) ** 2),
@@ -342,3 +342,12 @@ def test_one_sgd_step_is_the_projected_step_of_the_autodiff_gradient(small):
             step = x0 - alpha * (g - jnp.dot(g, x0) * x0)
             np.testing.assert_allclose(x1, step / jnp.linalg.norm(step), atol=1e-12)
             assert np.linalg.norm(np.asarray(x1 - x0)) > 1e-4  # it moved
+
+
+def test_final_lam_is_the_last_logged_lambda(fig9_small):
+    """SGDConfig.final_lam (a property) is the λ the run used at its last step, frozen or not."""
+    exp = fig9_small
+    assert exp.config.final_lam == pytest.approx(float(exp.result.lam[-1]), rel=1e-12)
+    unfrozen = exp.config.scaled(freeze_after=None)
+    assert unfrozen.final_lam == pytest.approx(unfrozen.lam / (1 + unfrozen.decay * unfrozen.n_steps), rel=1e-15)
+    assert SGD_CONFIGS["fig9"].final_lam == pytest.approx(2.0 / (1 + 2e-4 * 25_000), rel=1e-15)  # 1/3, chapter 11

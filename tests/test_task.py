@@ -106,3 +106,26 @@ def test_task_is_immutable_and_hashable():
     assert hash(task) == hash(SLRTask(d=4, L=3, probs=(0.2, 0.3, 0.5)))
     assert task.replace(L=3, probs=None).is_uniform
     assert SLRTask(d=4, L=3).gamma == pytest.approx(math.sqrt(0.5))
+
+
+def test_sample_kernels_are_the_task_samplers():
+    """The public traced samplers give the draws of SLRTask.sample and MultiLocationTask.sample,
+    also under jax.vmap over keys (how the training loops use them)."""
+    from slrlib.core.task import MultiLocationTask, multi_sample_kernel, sample_kernel
+
+    task = SLRTask(d=6, L=4, gamma=0.8, eps=0.3)
+    ks, vs = task.oracle_directions(jax.random.key(0))
+    keys = jax.random.split(jax.random.key(1), 3)
+    batched = jax.vmap(lambda k: sample_kernel(k, 5, task.L, task.d, ks, vs, task.gamma, task.eps,
+                                               jnp.log(task.pi)))(keys)
+    for i, key in enumerate(keys):
+        one = task.sample(key, 5, ks, vs)
+        np.testing.assert_allclose(batched.X[i], one.X, rtol=0, atol=1e-14)
+        np.testing.assert_allclose(batched.y[i], one.y, rtol=0, atol=1e-14)
+        np.testing.assert_array_equal(batched.J0[i], one.J0)
+    multi = MultiLocationTask(d=6, L=4, M=2)
+    Ks, Vs = multi.oracle_directions(jax.random.key(2))
+    a = multi_sample_kernel(jax.random.key(3), 5, multi.L, multi.d, Ks, Vs, multi.gamma, multi.eps)
+    b = multi.sample(jax.random.key(3), 5, Ks, Vs)
+    np.testing.assert_array_equal(a.J, b.J)
+    np.testing.assert_allclose(a.X, b.X, rtol=0, atol=1e-14)

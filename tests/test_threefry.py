@@ -1,4 +1,4 @@
-"""slrlib._threefry: the unrolled CPU lowering of Threefry gives JAX's own bits, faster."""
+"""slrlib.threefry: the unrolled CPU lowering of Threefry gives JAX's own bits, faster."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import slrlib  # noqa: F401  (registers the unrolled lowering)
-from slrlib._threefry import unrolled_threefry_active, use_unrolled_threefry
+from slrlib.threefry import unrolled_threefry_active, use_unrolled_threefry
 
 # Draws compared with a process that never imports slrlib (JAX's rolled CPU lowering):
 # raw bits, uniforms, float32 and float64 normals, split and fold_in keys, under jit and vmap.

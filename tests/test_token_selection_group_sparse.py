@@ -1,4 +1,4 @@
-"""Group-sparse classification (chapter 13): :mod:`slrlib.token_selection.group_sparse`.
+"""Group-sparse classification (chapter 13): :mod:`slrlib.case_studies.token_selection.group_sparse`.
 
 * Sampler: labels = sign of the projection of group j* (re-derived in NumPy), E[y x_j] =
   sqrt(2/pi) sigma v* for j = j* and 0 otherwise, Gaussian moments (mean, covariance over all
@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 import slrlib  # noqa: F401  (float64)
-from slrlib.token_selection import group_sparse as G
+from slrlib.case_studies.token_selection import group_sparse as G
 
 Z_TOL = 4.5  # |gap| in standard errors
 EPS = np.finfo(np.float64).eps  # 2.2e-16

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from slrlib import figures
-from slrlib.token_selection import nn1 as NN
+from slrlib.case_studies.token_selection import nn1 as NN
 
 EPS = np.finfo(np.float64).eps  # 2.2e-16
 D, N = 4, 16
@@ -346,7 +346,7 @@ def test_training_is_deterministic(short_run):
 
 @pytest.fixture(scope="module")
 def short_margin(short_run):
-    from slrlib.figures.nn1 import MARGIN_DELTAS
+    from slrlib.experiments.nn1 import MARGIN_DELTAS
 
     return NN.margin_curve(short_run.W[-1], jax.random.key(4), MARGIN_DELTAS, n=N_DATA, N=N, R=2.0)
 

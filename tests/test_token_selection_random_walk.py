@@ -1,4 +1,4 @@
-"""Random-walk prediction on a circle (chapter 13; talk, Shi & Cao): `slrlib.token_selection.random_walk`.
+"""Random-walk prediction on a circle (chapter 13; talk, Shi & Cao): `slrlib.case_studies.token_selection.random_walk`.
 
 * Sampler: every step is +-1 mod K, the frequency of +1 is p and s_1 is uniform (within
   Z_TOL Monte Carlo standard errors), p in {0, 1} gives the enumerated population, and at
@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 import slrlib  # noqa: F401  (float64)
-from slrlib.token_selection import random_walk as RW
+from slrlib.case_studies.token_selection import random_walk as RW
 
 Z_TOL = 4.5
 
@@ -330,13 +330,14 @@ def test_train_matches_train_many(ridge_runs):
 def test_figure_table_and_plot(ridge_runs):
     """The figure's table and plot on stand-in runs (the real `compute` takes ~40 s)."""
     import slrlib.figures.random_walk as RWF
+    from slrlib.experiments import random_walk as rw_params
     from slrlib import figures
 
     assert figures.get("random_walk").chapter == 13
     r = ridge_runs["log lr 1"]
     data = RWF.RandomWalkExperiments(
         half=r, drift=r, drift_large_eps=r, ridge=r, ridge_small_step=r, ridge_ce=ridge_runs["cross-entropy"],
-        off_ridge=r, random_log=[r] * len(RWF.SEEDS), random_ce=[ridge_runs["random ce 1"]] * len(RWF.SEEDS),
+        off_ridge=r, random_log=[r] * len(rw_params.SEEDS), random_ce=[ridge_runs["random ce 1"]] * len(rw_params.SEEDS),
     )
     table = RWF.random_walk_table(data)
     assert {len(v) for v in table.values()} == {r.config.steps + 1}

@@ -1,4 +1,4 @@
-"""The Transformer layer (29) of Appendix E.3 and its SGD training (slrlib.transformer).
+"""The Transformer layer (29) of Appendix E.3 and its SGD training (slrlib.training.transformer).
 
 * the fast register path against row 0 of the full layer, in float64 (several head layouts);
 * exact permutation equivariance of the layer;
@@ -22,7 +22,8 @@ import pytest
 
 import slrlib  # noqa: F401  (float64)
 from slrlib import MultiLocationTask, SLRTask
-from slrlib import transformer as T
+from slrlib.training import transformer as T
+from slrlib.experiments import transformer as TX
 
 SINGLE = T.TransformerConfig(
     "test-single", "test", SLRTask(16, 4, eps=0.1), n_heads=1, r=16, m=32, alpha=2e-2,
@@ -333,15 +334,8 @@ def test_alignments_of_planted_directions():
     assert float(a["ratio"][0]) > 1e12
 
 
-def test_match_heads():
-    kappa = np.array([[[0.9, 0.2], [0.3, 0.8]], [[0.1, 0.7], [0.95, 0.2]], [[0.6, 0.5], [0.9, 0.1]]])
-    np.testing.assert_array_equal(T.match_heads(kappa), [[0, 1], [1, 0], [0, 1]])
-    with pytest.raises(ValueError, match="kappa_final"):
-        T.match_heads(np.zeros((2, 2, 3)))
-
-
 def test_matched_alignments(multi_result):
-    matched = T.matched_alignments(multi_result)
+    matched = TX.matched_alignments(multi_result)
     head = matched["head"]
     assert head.shape == (4, 2) and np.all(np.sort(head, axis=1) == [0, 1])
     for i in range(4):
@@ -426,13 +420,13 @@ def test_bad_input():
     with pytest.raises(ValueError, match="key"):
         T.init_params(0, 6)
     with pytest.raises(ValueError, match="name must be one of"):
-        T.run_transformer_experiment("fig9")
+        TX.run_transformer_experiment("fig9")
     with pytest.raises(ValueError, match="name_or_config"):
-        T.run_transformer_experiment(3)
+        TX.run_transformer_experiment(3)
     with pytest.raises(ValueError, match="n_runs"):
-        T.run_transformer_experiment("fig8", n_runs=0)
+        TX.run_transformer_experiment("fig8", n_runs=0)
     with pytest.raises(ValueError, match="seed"):
-        T.run_transformer_experiment("fig8", n_runs=1, seed=-1)
+        TX.run_transformer_experiment("fig8", n_runs=1, seed=-1)
     with pytest.raises(ValueError, match="task"):
         T.sample_batch(jax.random.key(0), 3, "task", jnp.zeros(6), jnp.zeros(6))
     task = SLRTask(6, 4)
@@ -441,7 +435,7 @@ def test_bad_input():
 
 
 def test_configurations_are_the_authors():
-    c8, c10 = T.TRANSFORMER_CONFIGS["fig8"], T.TRANSFORMER_CONFIGS["fig10"]
+    c8, c10 = TX.TRANSFORMER_CONFIGS["fig8"], TX.TRANSFORMER_CONFIGS["fig10"]
     assert (c8.d, c8.L, c8.eps, c8.n_heads, c8.r, c8.m, c8.alpha, c8.batch_size, c8.test_size,
             c8.n_steps, c8.log_every, c8.n_runs) == (80, 10, 0.1, 1, 80, 200, 1e-2, 128, 1000, 8000, 100, 20)
     assert (c10.d, c10.L, c10.M, c10.eps, c10.n_heads, c10.r, c10.m, c10.alpha, c10.n_steps,
@@ -461,8 +455,8 @@ def test_figures_are_registered_and_draw(single_result, multi_result):
     assert len(fig.axes) == 3
     fig = plot_fig10(multi_result)
     assert len(fig.axes) == 3
-    table = T.transformer_table(single_result)
+    table = TX.transformer_table(single_result)
     assert len({v.size for v in table.values()}) == 1
     assert table["run"].size == 4 * SINGLE.n_logs
-    table = T.matched_table(multi_result)
+    table = TX.matched_table(multi_result)
     assert len({v.size for v in table.values()}) == 1 and "kappa_2" in table

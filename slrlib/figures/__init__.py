@@ -1,4 +1,4 @@
-"""Every figure of the book's experiment chapters (6–13), regenerable by name.
+"""The paper's figures and the book's, regenerable by name: the registry.
 
 A figure is a :class:`FigureSpec`: a ``compute`` step (all the numbers, from the other
 modules of ``slrlib``), a ``plot`` step (a matplotlib Figure from those numbers) and a
@@ -12,12 +12,13 @@ From the command line::
     python -m slrlib figure fig4a fig6 --out figures/
     python -m slrlib figure all --out figures/
 
-Figure modules register their figures on import: :mod:`slrlib.figures.pgd` (Figures 4
-and 7, chapters 7–8), :mod:`slrlib.figures.manifold` (chapters 6–7), :mod:`slrlib.figures.beyond` (chapter 8),
-:mod:`slrlib.figures.sgd` (Figure 5, chapter 9), :mod:`slrlib.figures.transformer` (Figures 8
-and 10, chapters 10–11), :mod:`slrlib.figures.multi` (Figure 9, chapter 11), :mod:`slrlib.figures.probing` (Figures 1(b) and 2,
-chapter 12), :mod:`slrlib.figures.nn1`, :mod:`slrlib.figures.group_sparse` and
-:mod:`slrlib.figures.random_walk` (the token-selection case studies, chapter 13).
+Figure modules register the paper's figures on import: :mod:`slrlib.figures.pgd` (Figures 4
+and 7, chapters 7–8), :mod:`slrlib.figures.sgd` (Figure 5, chapter 9),
+:mod:`slrlib.figures.transformer` (Figures 8 and 10, chapters 10–11), :mod:`slrlib.figures.multi`
+(Figure 9, chapter 11), :mod:`slrlib.figures.probing` (Figures 1(b) and 2, chapter 12),
+:mod:`slrlib.figures.nn1`, :mod:`slrlib.figures.group_sparse` and
+:mod:`slrlib.figures.random_walk` (the token-selection case studies, chapter 13). The chapters'
+own figures register from :mod:`slrlib.book.figures`, which the command line imports too.
 """
 
 from __future__ import annotations
@@ -35,8 +36,8 @@ __all__ = ["FigureSpec", "register", "names", "get", "write_csv", "write_figure"
 
 _MODULES = (
     "slrlib.figures.pgd",
-    "slrlib.figures.manifold",
-    "slrlib.figures.beyond",
+    "slrlib.book.figures.manifold",
+    "slrlib.book.figures.beyond",
     "slrlib.figures.sgd",
     "slrlib.figures.transformer",
     "slrlib.figures.multi",

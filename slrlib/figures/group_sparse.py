@@ -1,6 +1,6 @@
 """Group-sparse classification (chapter 13): pre-training curves and downstream sample efficiency.
 
-Three pre-training runs (:func:`slrlib.token_selection.group_sparse.train`, full-batch gradient
+Three pre-training runs (:func:`slrlib.case_studies.token_selection.group_sparse.train`, full-batch gradient
 descent from zero):
 
 * ``raw``: the talk's experiment, :math:`(n, d, D) = (500, 4, 6)`, :math:`j^\\star = 2` of the talk
@@ -10,7 +10,7 @@ descent from zero):
 * ``D16``: :math:`D = 16`, symmetrised, :math:`\\eta = 0.5` (the stable step shrinks like
   :math:`8/D`), 1000 steps.
 
-Then :func:`~slrlib.token_selection.group_sparse.sample_efficiency` with the frozen :math:`W` of
+Then :func:`~slrlib.case_studies.token_selection.group_sparse.sample_efficiency` with the frozen :math:`W` of
 ``sym`` (:math:`D = 6`) and of ``D16``, against logistic regression on :math:`\\operatorname{vec}(X)`.
 ``compute`` is deterministic (fixed keys) and cached per process.
 """
@@ -26,40 +26,21 @@ import numpy as np
 
 from slrlib.figures import FigureSpec, register
 from slrlib.plots.group_sparse import plot_group_sparse
-from slrlib.token_selection.group_sparse import (
-    GroupSparseConfig,
+from slrlib.case_studies.token_selection.group_sparse import (
     GroupSparseRun,
     SampleEfficiency,
     sample_efficiency,
     train,
 )
+from slrlib.experiments.group_sparse import (DOWNSTREAM_C, DOWNSTREAM_FROM, DOWNSTREAM_NS, DOWNSTREAM_SEED,
+                                            DOWNSTREAM_SEEDS, DOWNSTREAM_TEST, PRETRAIN_CONFIGS, PRETRAIN_SEED)
 
 __all__ = [
-    "DOWNSTREAM_C",
-    "DOWNSTREAM_NS",
-    "PRETRAIN_CONFIGS",
     "GroupSparseFigure",
     "compute",
     "first_n_reaching",
     "table",
 ]
-
-#: The pre-training runs (name → configuration), all with ``jax.random.key(PRETRAIN_SEED)``.
-PRETRAIN_CONFIGS = {
-    "raw": GroupSparseConfig(n=500, d=4, D=6, j_star=1, eta=1.0, n_steps=1000, log_every=10),
-    "sym": GroupSparseConfig(n=500, d=4, D=6, j_star=1, eta=1.0, n_steps=1000, log_every=10, symmetrize=True),
-    "D16": GroupSparseConfig(n=500, d=4, D=16, j_star=1, eta=0.5, n_steps=1000, log_every=10, symmetrize=True),
-}
-PRETRAIN_SEED = 0
-#: Downstream training-set sizes, seeds, test size, and the key.
-DOWNSTREAM_NS = (25, 50, 100, 200, 400, 800)
-DOWNSTREAM_SEEDS = 10
-DOWNSTREAM_TEST = 2500
-DOWNSTREAM_SEED = 1
-#: scikit-learn's inverse penalty for the three logistic regressions (nearly unregularised).
-DOWNSTREAM_C = 1e4
-#: Which pre-trained W serves downstream, per D.
-DOWNSTREAM_FROM = {6: "sym", 16: "D16"}
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,8 +1,8 @@
 r"""Figure ``nn1`` (chapter 13): in-context one-nearest-neighbour prediction (talk: Li et al., NeurIPS 2024).
 
-One run of :func:`slrlib.token_selection.nn1.train` at :data:`CONFIG` (seed :data:`SEED`), and
-the final :math:`W` scored on shifted prompts (:func:`~slrlib.token_selection.nn1.margin_curve`)
-at the margins :data:`MARGIN_DELTAS`. ``compute`` is deterministic and cached per process.
+One run of :func:`slrlib.case_studies.token_selection.nn1.train` at :data:`slrlib.experiments.nn1.CONFIG` (seed :data:`slrlib.experiments.nn1.SEED`), and
+the final :math:`W` scored on shifted prompts (:func:`~slrlib.case_studies.token_selection.nn1.margin_curve`)
+at the margins :data:`slrlib.experiments.nn1.MARGIN_DELTAS`. ``compute`` is deterministic and cached per process.
 """
 
 from __future__ import annotations
@@ -16,20 +16,10 @@ import numpy as np
 
 from slrlib.figures import FigureSpec, register
 from slrlib.plots.nn1 import margin_bound, plot_nn1
-from slrlib.token_selection import nn1
+from slrlib.case_studies.token_selection import nn1
+from slrlib.experiments.nn1 import CONFIG, MARGIN_DELTAS, MARGIN_N, MARGIN_R, MARGIN_SEED, SEED
 
-__all__ = ["CONFIG", "SEED", "MARGIN_SEED", "MARGIN_DELTAS", "MARGIN_N", "MARGIN_R",
-           "NN1FigureData", "nn1_data", "nn1_table"]
-
-#: The run of the chapter: d = 4, N = 16, σ = 4, step size 1.5, 20 000 steps of 128 fresh prompts.
-CONFIG = nn1.NN1Config()
-SEED = 0
-MARGIN_SEED = 1
-#: Margins of the distribution-shift panel.
-MARGIN_DELTAS = np.round(np.linspace(0.0, 0.6, 13), 12)
-MARGIN_N = 10_000
-#: Label bound of the shifted prompts (labels uniform on [-R, R]; training labels are ±1).
-MARGIN_R = 2.0
+__all__ = ["NN1FigureData", "nn1_data", "nn1_table"]
 
 
 class NN1FigureData(NamedTuple):
@@ -43,7 +33,7 @@ class NN1FigureData(NamedTuple):
 
 @cache
 def nn1_data() -> NN1FigureData:
-    """Train at :data:`CONFIG` and score the final W on the shifted prompts (once per process)."""
+    """Train at :data:`slrlib.experiments.nn1.CONFIG` and score the final W on the shifted prompts (once per process)."""
     start = time.perf_counter()
     result = nn1.train(CONFIG, jax.random.key(SEED))
     margin = nn1.margin_curve(result.W[-1], jax.random.key(MARGIN_SEED), MARGIN_DELTAS,

@@ -8,6 +8,8 @@ from slrlib.experiments import PGD_CONFIGS, pgd_table, run_pgd_experiment
 from slrlib.figures import FigureSpec, register
 from slrlib.plots.dynamics import plot_pgd_panels
 
+__all__: list[str] = []
+
 _CHAPTER = {"fig4b": 7, "fig4a": 8, "fig7a": 8, "fig7b": 8}
 
 for _name, _config in PGD_CONFIGS.items():

@@ -1,9 +1,9 @@
 """Figures 1(b) and 2: linear probes of a pretrained encoder (Section 2.2, Appendix E.1; chapter 12).
 
-The encoder is :data:`slrlib.probing.DEFAULT_ENCODER` (MiniLM-L6, shipped inside a PyPI
+The encoder is :data:`slrlib.case_studies.probing.DEFAULT_ENCODER` (MiniLM-L6, shipped inside a PyPI
 package, loaded offline); the paper's ``bert-base-uncased`` cannot be downloaded here.
 ``compute`` is deterministic and cached per process; the [CLS] states are also cached on
-disk (:func:`slrlib.probing.encode`), so a second run only fits the probes.
+disk (:func:`slrlib.case_studies.probing.encode`), so a second run only fits the probes.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from functools import cache
 
 import numpy as np
 
-from slrlib import probing
+from slrlib.case_studies import probing
 from slrlib.figures import FigureSpec, register
 from slrlib.plots.probing import plot_fig1b, plot_fig2
 

@@ -17,40 +17,15 @@ import numpy as np
 
 from slrlib.figures import FigureSpec, register
 from slrlib.plots.random_walk import plot_random_walk
-from slrlib.token_selection.random_walk import RandomWalkConfig, RandomWalkResult, train, train_many
+from slrlib.case_studies.token_selection.random_walk import RandomWalkResult, train, train_many
+from slrlib.experiments.random_walk import (DRIFT, DRIFT_LARGE_EPS, HALF, INIT_SCALE, OFF_RIDGE, RIDGE, RIDGE_CE,
+                                           RIDGE_SMALL_STEP, SEEDS)
 
 __all__ = [
-    "DRIFT",
-    "DRIFT_LARGE_EPS",
-    "HALF",
-    "INIT_SCALE",
-    "OFF_RIDGE",
-    "RIDGE",
-    "RIDGE_CE",
-    "RIDGE_SMALL_STEP",
-    "SEEDS",
     "RandomWalkExperiments",
     "compute",
     "random_walk_table",
 ]
-
-#: The talk's experiment: p = 1/2, K = 20, N = 101 (log loss, ε = 1; step size 100, see the chapter).
-HALF = RandomWalkConfig(K=20, N=101, p=0.5, steps=200, lr=100.0, eps=1.0, batch=1000, n_test=10_000)
-#: A drifting walk, p = 0.8, same training.
-DRIFT = replace(HALF, p=0.8)
-#: The drifting walk with ε = 10 and step size 300.
-DRIFT_LARGE_EPS = replace(DRIFT, eps=10.0, lr=300.0)
-#: The negative result: p = 1, K = 5, N = rK + 1 with r = 4; exact population, zero initialisation.
-RIDGE = RandomWalkConfig(K=5, N=21, p=1.0, steps=200, lr=100.0, eps=1.0)
-#: The same with a step size 100 times smaller.
-RIDGE_SMALL_STEP = replace(RIDGE, lr=1.0)
-#: The same with the cross-entropy of the softmax read-out.
-RIDGE_CE = replace(RIDGE, loss="cross_entropy")
-#: Off the ridge: N = rK + 2 = 22, zero initialisation.
-OFF_RIDGE = replace(RIDGE, N=22)
-#: Random initialisation: Gaussian entries of standard deviation 0.1, one run per seed.
-INIT_SCALE = 0.1
-SEEDS = tuple(range(16))
 
 
 @dataclass(frozen=True, eq=False)
@@ -70,7 +45,7 @@ class RandomWalkExperiments:
 
 @cache
 def compute() -> RandomWalkExperiments:
-    """All runs (three compilations): seed 0, and seeds :data:`SEEDS` for the random initialisations."""
+    """All runs (three compilations): seed 0, and seeds :data:`slrlib.experiments.random_walk.SEEDS` for the random initialisations."""
     half, drift, drift_large_eps = train_many([HALF, DRIFT, DRIFT_LARGE_EPS], [0, 0, 0])
     n = len(SEEDS)
     ridge_runs = train_many(

@@ -11,13 +11,8 @@ from functools import cache
 
 from slrlib.figures import FigureSpec, register
 from slrlib.plots.transformer import plot_fig8, plot_fig10
-from slrlib.transformer import (
-    TRANSFORMER_CONFIGS,
-    TransformerResult,
-    matched_table,
-    run_transformer_experiment,
-    transformer_table,
-)
+from slrlib.training.transformer import TransformerResult
+from slrlib.experiments.transformer import TRANSFORMER_CONFIGS, matched_table, run_transformer_experiment, transformer_table
 
 __all__ = ["SEED", "fig8_data", "fig10_data"]
 

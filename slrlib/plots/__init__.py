@@ -1,5 +1,8 @@
-"""Figures of the book: one function per figure, each returning a matplotlib Figure.
+"""The paper's figures: one function per figure, each returning a matplotlib Figure.
 
-Plotting only: every number plotted is computed by the other modules of ``slrlib``.
-Submodules follow the chapters (``task``, ``oracle``, ``bayes``, ``linear``).
+Plotting only: every number plotted is computed by the other layers of ``slrlib``
+(:mod:`slrlib.experiments`, :mod:`slrlib.case_studies`). :mod:`slrlib.plots.style` holds the
+shared colours and axis helpers; the chapters' own figures are drawn by :mod:`slrlib.book.plots`.
 """
+
+__all__: list[str] = []

@@ -1,7 +1,7 @@
 r"""Figures of the PGD experiments (Figures 4(a), 4(b), 7(a), 7(b) of the paper).
 
 Plotting only: the numbers come from :mod:`slrlib.experiments` (which calls
-:func:`slrlib.dynamics.pgd`). Each figure has the paper's four panels: excess risk, the
+:func:`slrlib.training.pgd.pgd`). Each figure has the paper's four panels: excess risk, the
 alignments :math:`|\kappa|` and :math:`|\nu|`, the :math:`(\kappa, \nu)` paths of a few runs,
 and the distance to the manifold :math:`\mathcal M` on a log scale.
 """
@@ -14,7 +14,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from slrlib.experiments import PGDExperiment, recovered, trajectory_runs
-from slrlib.plots._style import COLORS, median_band
+from slrlib.plots.style import COLORS, median_band, step_axes
 
 __all__ = ["plot_pgd_panels", "DISTANCE_FLOOR"]
 
@@ -90,10 +90,7 @@ def plot_pgd_panels(exp: PGDExperiment, runs: Sequence[int] | None = None, *, in
     ax.set_ylim(DISTANCE_FLOOR / 3, 3.0)
     ax.set_ylabel(r"distance to $\mathcal{M}$")
 
-    for ax in axes[[0, 1, 3]]:
-        ax.set_xlabel("step $t$")
-        ax.grid(alpha=0.3)
-        ax.ticklabel_format(axis="x", style="sci", scilimits=(0, 3))
+    step_axes(axes[[0, 1, 3]])
     axes[2].grid(alpha=0.3)
     fig.suptitle(f"{cfg.title}  —  d = {cfg.d}, L = {cfg.L}, {cfg.n_runs} runs, α = {cfg.alpha:g}",
                  fontsize=10)

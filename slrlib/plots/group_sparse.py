@@ -1,7 +1,7 @@
 r"""Figure of chapter 13's group-sparse case: pre-training curves and downstream sample efficiency.
 
 Plotting only: the numbers come from :mod:`slrlib.figures.group_sparse`
-(:mod:`slrlib.token_selection.group_sparse`).
+(:mod:`slrlib.case_studies.token_selection.group_sparse`).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from slrlib.plots._style import COLORS, new_figure
+from slrlib.plots.style import COLORS, new_figure
 
 __all__ = ["METHOD_COLORS", "RUN_COLORS", "plot_group_sparse"]
 

@@ -1,7 +1,7 @@
 r"""Figures of chapter 11 (several relevant tokens): Figure 9 of the paper and the ideal heads' risk.
 
 Plotting only: the numbers come from :mod:`slrlib.experiments` (stochastic PGD,
-:func:`slrlib.sgd.sgd`) and :mod:`slrlib.multi` (exact risks of the multi-head predictor).
+:func:`slrlib.training.sgd.sgd`) and :mod:`slrlib.book.ch11_multi` (exact risks of the multi-head predictor).
 """
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from __future__ import annotations
 import numpy as np
 
 from slrlib.experiments import SGDExperiment
-from slrlib.multi import IdealCurves, matched_overlaps
-from slrlib.plots._style import COLORS, median_band, new_figure
+from slrlib.experiments.heads import matched_overlaps
+from slrlib.plots.style import COLORS, median_band, new_figure, step_axes
 
-__all__ = ["LOCATION_COLORS", "plot_fig9", "plot_ideal_risk"]
+__all__ = ["LOCATION_COLORS", "plot_fig9"]
 
 #: One colour per location m = 1, 2 (then cycled).
 LOCATION_COLORS = ("#1f77b4", "#d95f02", "#7570b3")
@@ -61,39 +61,9 @@ def plot_fig9(exp: SGDExperiment):
     axes[2].set_ylabel("value alignment")
     axes[2].set_title(r"(c) $|\nu|$ of the matched head", fontsize=9)
 
-    for ax in axes:
-        ax.set_xlabel("step $t$")
-        ax.grid(alpha=0.3)
-        ax.ticklabel_format(axis="x", style="sci", scilimits=(0, 3))
+    step_axes(axes)
     fig.suptitle(f"{cfg.title}  —  d = {cfg.d}, L = {cfg.L}, {cfg.heads} heads, {cfg.n_runs} runs, "
                  f"batch {cfg.batch_size}, α = {cfg.alpha:g}", fontsize=10)
     return fig
 
 
-def plot_ideal_risk(curves: IdealCurves, marks: dict | None = None, lines: dict | None = None):
-    r"""Excess risk against :math:`\lambda` of the ideal heads (one head per location, at the
-    oracle directions) and of a single oracle head, median and range over task draws, with
-    the null predictor. ``marks`` adds labelled points, ``{label: (lam, excess_risk)}``;
-    ``lines`` labelled vertical lines, ``{label: lam}``.
-    """
-    lam = curves.lam
-    fig = new_figure(figsize=(6.4, 4.0))
-    ax = fig.subplots()
-    for values, color, label in ((curves.ideal, COLORS["attention"], "two heads at the oracle directions"),
-                                 (curves.one_head, COLORS["linear"], r"one head at $(k_1^\star, v_1^\star)$")):
-        ex = np.asarray(values) - curves.eps2
-        ax.fill_between(lam, ex.min(axis=0), ex.max(axis=0), color=color, alpha=0.25, lw=0)
-        ax.plot(lam, np.median(ex, axis=0), color=color, lw=1.8, label=label)
-    ax.axhline(curves.null - curves.eps2, color=COLORS["null"], ls=":", lw=1.2, label="null predictor")
-    for i, (label, x) in enumerate((lines or {}).items()):
-        ax.axvline(x, color="black", lw=1.0, ls=("--", "-.", ":")[i % 3], label=label)
-    markers = ("o", "s", "^", "D", "v")
-    for i, (label, (x, y)) in enumerate((marks or {}).items()):
-        ax.plot(x, y, markers[i % len(markers)], color="black", mfc="white", ms=7, label=label)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel(r"inverse temperature $\lambda$")
-    ax.set_ylabel(r"excess risk $\mathcal{R}_\lambda - \varepsilon^2$")
-    ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=7, loc="upper left")
-    return fig

@@ -1,6 +1,6 @@
 r"""Figure ``nn1`` of chapter 13: in-context one-nearest-neighbour prediction by one attention layer.
 
-Plotting only: the numbers come from :mod:`slrlib.token_selection.nn1` through
+Plotting only: the numbers come from :mod:`slrlib.case_studies.token_selection.nn1` through
 :func:`slrlib.figures.nn1.nn1_data`.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from slrlib.plots._style import COLORS, new_figure
+from slrlib.plots.style import COLORS, new_figure
 
 __all__ = ["plot_nn1", "margin_bound"]
 

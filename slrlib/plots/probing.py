@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from slrlib.plots._style import COLORS, new_figure
+from slrlib.plots.style import COLORS, new_figure
 
 __all__ = ["SET_COLORS", "plot_fig1b", "plot_auc", "plot_fig2"]
 
@@ -36,7 +36,7 @@ def _grouped_bars(ax, values, set_names, set_labels):
 
 def plot_fig1b(result):
     """Figure 1(b): accuracy of the probe of each layer, one bar per set, chance dashed."""
-    from slrlib.probing import SET_LABELS
+    from slrlib.case_studies.probing import SET_LABELS
 
     fig = new_figure(figsize=(7.6, 4.0))
     ax = fig.add_subplot()
@@ -49,7 +49,7 @@ def plot_fig1b(result):
 
 def plot_auc(result):
     """The same probes scored without their threshold: area under the ROC curve per layer and set."""
-    from slrlib.probing import SET_LABELS
+    from slrlib.case_studies.probing import SET_LABELS
 
     fig = new_figure(figsize=(7.6, 4.0))
     ax = fig.add_subplot()

@@ -1,14 +1,14 @@
 r"""Figure ``random_walk`` of chapter 13 (talk, Shi & Cao): random-walk prediction on a circle.
 
 Plotting only: the numbers come from :mod:`slrlib.figures.random_walk`
-(:func:`slrlib.token_selection.random_walk.train`).
+(:func:`slrlib.case_studies.token_selection.random_walk.train`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from slrlib.plots._style import COLORS, new_figure
+from slrlib.plots.style import COLORS, new_figure
 
 __all__ = ["plot_random_walk"]
 

@@ -1,29 +1,30 @@
 r"""Figures of chapter 9 (learning from samples): stochastic PGD on the empirical risk.
 
-Plotting only: the numbers come from :mod:`slrlib.experiments` (:func:`slrlib.sgd.sgd`) and
-:mod:`slrlib.sgd_checks`.
+Plotting only: the numbers come from :mod:`slrlib.experiments` (:func:`slrlib.training.sgd.sgd`).
 
 * :func:`plot_sgd_panels`: Figure 5 of the paper, the four panels of the PGD figures, drawn by
   :func:`slrlib.plots.dynamics.plot_pgd_panels` itself through :func:`as_pgd_experiment`;
-* :func:`plot_pgd_vs_sgd`: stochastic against exact PGD from the same initialisations;
-* :func:`plot_sampler_check`: Q–Q plots of the two samplers' gradient projections.
+* :data:`SGD_COLOR`, :data:`PGD_COLOR`: the colours of stochastic and exact PGD, shared with
+  chapter 9's own figures.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from slrlib.dynamics import PGDResult, distance_to_manifold
+from slrlib.training.pgd import PGDResult, distance_to_manifold
 from slrlib.experiments import PGDExperiment
-from slrlib.plots._style import COLORS, median_band, new_figure
+from slrlib.plots.style import COLORS
 from slrlib.plots.dynamics import plot_pgd_panels
 
-__all__ = ["as_pgd_experiment", "plot_sgd_panels", "plot_pgd_vs_sgd", "plot_sampler_check", "SGD_DISTANCE_RANGE"]
+__all__ = ["as_pgd_experiment", "plot_sgd_panels", "SGD_DISTANCE_RANGE", "SGD_COLOR", "PGD_COLOR"]
 
 #: The distance panel's range for stochastic runs: their distance to M stays above ~1e-3.
 SGD_DISTANCE_RANGE = (1e-4, 3.0)
-_SGD_COLOR = COLORS["attention"]
-_PGD_COLOR = COLORS["bound"]
+#: Colour of stochastic PGD.
+SGD_COLOR = COLORS["attention"]
+#: Colour of exact PGD.
+PGD_COLOR = COLORS["bound"]
 
 
 def as_pgd_experiment(exp) -> PGDExperiment:
@@ -67,105 +68,3 @@ def plot_sgd_panels(exp, runs=None):
     return fig
 
 
-def _band_or_line(ax, x, y, color, label, band=True, ls="-"):
-    if band:
-        median_band(ax, x, y, color, label)
-    else:
-        ax.plot(x, np.median(y, axis=0), color=color, ls=ls, lw=1.5, label=label)
-
-
-def plot_pgd_vs_sgd(data):
-    r"""Stochastic PGD (Figure 5) against exact PGD from the same initial overlaps and schedule.
-
-    Four panels, log scales: the excess risk (held-out and exact for the stochastic runs, exact
-    for PGD, and the oracle's at :math:`\lambda_t`); the alignment gaps :math:`1 - |\kappa_t|` and
-    :math:`1 - |\nu_t|`; the distance to :math:`\mathcal M`, in full and zoomed on the stochastic
-    runs. Medians over runs with 2.5–97.5 % bands; the black and red lines over the last quarter
-    of the steps are the values predicted by the linearised dynamics at the oracle
-    (:func:`slrlib.sgd_checks.fluctuations_along_schedule`): mean alignment gaps, root mean square
-    distance.
-    """
-    from slrlib.risk import oracle_risk
-
-    exp, p, fl = data.sgd, data.pgd, data.floor
-    r, cfg = exp.result, exp.config
-    steps = np.asarray(r.steps)
-    sq = lambda x: np.asarray(x)[:, 0, 0, :]  # noqa: E731
-
-    fig = new_figure(figsize=(16.5, 4.0))
-    axes = fig.subplots(1, 4)
-
-    ax = axes[0]
-    _band_or_line(ax, steps, exp.excess_risk, _SGD_COLOR, "stochastic: held-out")
-    _band_or_line(ax, steps, exp.population_excess_risk, "tab:cyan", "stochastic: exact", band=False, ls="--")
-    _band_or_line(ax, steps, np.asarray(p.risk) - cfg.eps**2, _PGD_COLOR, "exact PGD", band=False, ls=":")
-    oracle = [float(oracle_risk(float(lam), cfg.task)) - cfg.eps**2 for lam in np.asarray(r.lam)]
-    ax.plot(steps, oracle, color="tab:red", lw=1, ls="-.", zorder=5, label=r"oracle at $\lambda_t$")
-    ax.set_yscale("log")
-    ax.set_ylabel(r"excess risk $\mathcal{R}_{\lambda_t} - \varepsilon^2$")
-    ax.legend(fontsize=8)
-
-    ax = axes[1]
-    tiny = 1e-16
-    for sym, x, y, color in ((r"\kappa", sq(r.kappa), np.asarray(p.kappa), "tab:blue"),
-                             (r"\nu", sq(r.nu), np.asarray(p.nu), "tab:orange")):
-        median_band(ax, steps, np.maximum(1 - np.abs(x), tiny), color, "$1-|" + sym + "_t|$, stochastic")
-        ax.plot(steps, np.maximum(np.median(1 - np.abs(y), axis=0), tiny), color=color, ls=":", lw=1.5,
-                label="$1-|" + sym + "_t|$, exact PGD")
-        ax.plot(fl.steps, fl.predicted["one_minus_" + sym[1:]], color="black", lw=1.8)
-    ax.set_yscale("log")
-    ax.set_ylim(1e-6, 1.5)
-    ax.set_ylabel("alignment gap")
-    ax.legend(fontsize=7, loc="lower left")
-
-    dist = np.sqrt(sq(r.theta) ** 2 + sq(r.eta) ** 2 + np.asarray(r.rho)[:, 0, :] ** 2)
-    for ax, low in ((axes[2], 1e-40), (axes[3], 1e-3)):
-        median_band(ax, steps, dist, _SGD_COLOR, "stochastic")
-        ax.plot(steps, np.sqrt(np.mean(dist**2, axis=0)), color=_SGD_COLOR, ls="--", lw=1,
-                label="stochastic, rms over runs")
-        median_band(ax, steps, np.maximum(np.asarray(p.distance), low / 10), _PGD_COLOR, "exact PGD")
-        ax.plot(fl.steps, np.sqrt(fl.predicted["distance2"]), color="tab:red", lw=1.8, label="predicted (rms)")
-        ax.set_yscale("log")
-        ax.set_ylim(low, 3.0)
-        ax.set_ylabel(r"distance to $\mathcal{M}$" + (" (zoom)" if low > 1e-10 else ""))
-    axes[2].legend(fontsize=8, loc="lower left")
-
-    for ax in axes:
-        ax.set_xlabel("step $t$")
-        ax.grid(alpha=0.3)
-        ax.ticklabel_format(axis="x", style="sci", scilimits=(0, 3))
-    fig.suptitle(f"Stochastic PGD (batch {cfg.batch_size}) against exact PGD from the same {cfg.n_runs} "
-                 f"initialisations, λ_t = {cfg.lam:g}/(1 + {cfg.decay:g} t), α = {cfg.alpha:g}", fontsize=10)
-    return fig
-
-
-def _math_label(name: str) -> str:
-    """'<g_k, v*>' as mathtext."""
-    return "$" + name.replace("<", r"\langle ").replace(">", r"\rangle").replace("*", r"^\star") + "$"
-
-
-def plot_sampler_check(check):
-    r"""Q–Q plots, exact sampler against plain sampler, of the ten projections of the batch
-    gradient (:func:`slrlib.sgd_checks.sampler_check`): quantiles 0.1 %, 0.2 %, ..., 99.9 %; on the
-    diagonal when the two laws agree."""
-    levels = np.linspace(0.001, 0.999, 999)
-    fig = new_figure(figsize=(15.5, 5.6))
-    axes = fig.subplots(2, 5)
-    for i, (ax, name) in enumerate(zip(axes.ravel(), check.names)):
-        qa = np.quantile(check.exact[:, i], levels)
-        qb = np.quantile(check.plain[:, i], levels)
-        lo, hi = min(qa[0], qb[0]), max(qa[-1], qb[-1])
-        ax.plot([lo, hi], [lo, hi], color="0.6", lw=1)
-        ax.plot(qb, qa, ".", ms=2, color=COLORS["attention"])
-        ax.set_title(_math_label(name), fontsize=9)
-        ax.tick_params(labelsize=7)
-        ax.grid(alpha=0.3)
-        if i % 5 == 0:
-            ax.set_ylabel("exact sampler", fontsize=8)
-        if i >= 5:
-            ax.set_xlabel("plain sampler", fontsize=8)
-    kappa, nu, theta, eta, rho = check.overlaps
-    fig.suptitle(f"Quantiles of the batch gradient's projections, {check.n_draws} draws per sampler "
-                 f"(λ = {check.lam:g}, batch {check.batch_size}; κ = {kappa}, ν = {nu}, θ = {theta}, "
-                 f"η = {eta}, ρ = {rho})", fontsize=10)
-    return fig

@@ -1,6 +1,6 @@
 r"""Figures 8 and 10: a Transformer layer trained by SGD (Appendix E.3).
 
-Plotting only: the numbers come from :mod:`slrlib.transformer`. Every curve is the median over
+Plotting only: the numbers come from :mod:`slrlib.training.transformer`. Every curve is the median over
 runs with the 2.5–97.5 % band (with a handful of runs the band is the range).
 """
 
@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from slrlib.plots._style import COLORS, median_band, new_figure
-from slrlib.transformer import TransformerResult, matched_alignments
+from slrlib.plots.style import COLORS, median_band, new_figure
+from slrlib.training.transformer import TransformerResult
+from slrlib.experiments.transformer import matched_alignments
 
 __all__ = ["plot_fig8", "plot_fig10"]
 
@@ -82,7 +83,7 @@ def _each_run(ax, x, runs, color, label):
 def plot_fig10(res: TransformerResult):
     r"""Figure 10: (a) excess test risk; (b) :math:`|\langle\hat k_h, k_m^\star\rangle|` and (c)
     :math:`|\langle\hat v_h, v_m^\star\rangle|` after matching heads to locations
-    (:func:`~slrlib.transformer.matched_alignments`). Every run is drawn (thin lines) with the
+    (:func:`~slrlib.experiments.transformer.matched_alignments`). Every run is drawn (thin lines) with the
     median over runs (thick), because runs can end in different states: solid, the head matched
     to location m with :math:`k_m^\star` (resp. :math:`v_m^\star`); dashed, the same head with the other
     locations (median only)."""

@@ -1,0 +1,324 @@
+r"""Independent checks of the closed-form risk (chapter 3 of the book).
+
+The closed forms of :mod:`slrlib.core.gaussian` and :mod:`slrlib.core.risk` (Theorem 1,
+Proposition 15 and Lemma 18 of Marion et al., 2025) are checked in the book against
+computations that share no formula with them:
+
+* :func:`gaussian_expectation` and :func:`zeta_quadrature`: one-dimensional Gaussian
+  expectations by adaptive quadrature (``scipy.integrate.quad``);
+* :func:`lemma18_checks`: each identity of Lemma 18 (and around) beside its quadrature value;
+* :func:`zeta_derivative_checks`: ``jax.grad`` of :func:`slrlib.core.gaussian.zeta` against
+  finite differences of its *values* (which also tests the heat equation
+  :math:`\partial_s\zeta = s\,\partial_t^2\zeta` that the library's derivative relies on);
+* :func:`points_from_specs`: parameter points :math:`(k, v)` with prescribed overlaps, uniform
+  on the sphere, or on the manifold :math:`\mathcal M` (from :mod:`slrlib.core.geometry`);
+* :func:`closed_form_vs_monte_carlo`: the closed form beside a Monte Carlo estimate of the
+  risk of the erf-attention predictor (3) at many :math:`(k, v, \lambda)` on common samples;
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable, NamedTuple, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from scipy import integrate
+
+from slrlib.core.geometry import uniform_directions, manifold_directions, directions_with_overlaps
+from slrlib.validation import check_key, check_real_scalar
+from slrlib.core.gaussian import (
+    expected_erf,
+    expected_erf_prime,
+    expected_erf_prime_sq_centered,
+    expected_erf_sq_centered,
+    zeta,
+    zeta_dt,
+)
+from slrlib.core.predictors import erf_attention
+from slrlib.core.risk import MonteCarloEstimate, Overlaps, monte_carlo_risk, overlaps, risk_from_overlaps
+from slrlib.core.task import SLRTask, check_directions
+
+__all__ = [
+    "gaussian_expectation",
+    "zeta_quadrature",
+    "IdentityCheck",
+    "lemma18_checks",
+    "ZetaDerivativeChecks",
+    "zeta_derivative_checks",
+    "RiskComparison",
+    "COMPARISON_HEADERS",
+    "COMPARISON_FORMATS",
+    "points_from_specs",
+    "closed_form_vs_monte_carlo",
+]
+
+_SQRT_2PI = math.sqrt(2.0 * math.pi)
+
+
+# ---------------------------------------------------------------------------- quadrature
+def gaussian_expectation(f: Callable[[float], float], epsabs: float = 1e-14, epsrel: float = 1e-12) -> float:
+    r""":math:`\mathbb E f(G)`, :math:`G \sim \mathcal N(0, 1)`, by adaptive quadrature.
+
+    ``f`` maps a float to a float (plain NumPy/``math``; no ``jax``). The integral
+    :math:`\int f(g)\,e^{-g^2/2}\,dg/\sqrt{2\pi}` is split at 0 and computed with
+    ``scipy.integrate.quad`` on each half-line.
+    """
+    if not callable(f):
+        raise ValueError(f"f must be a callable float -> float, got {f!r}")
+    w = lambda g: f(g) * math.exp(-0.5 * g * g) / _SQRT_2PI  # noqa: E731
+    lo = integrate.quad(w, -np.inf, 0.0, epsabs=epsabs, epsrel=epsrel, limit=200)[0]
+    hi = integrate.quad(w, 0.0, np.inf, epsabs=epsabs, epsrel=epsrel, limit=200)[0]
+    return lo + hi
+
+
+def _zeta_quad_scalar(t: float, s: float) -> float:
+    if s == 0.0:
+        return math.erf(t) ** 2
+    # erf(t + s g)^2 varies on the scale 1/s around g = -t/s: split there as well.
+    g0 = -t / s
+    w = lambda g: math.erf(t + s * g) ** 2 * math.exp(-0.5 * g * g) / _SQRT_2PI  # noqa: E731
+    pts = sorted({0.0, g0})
+    edges = [-np.inf, *pts, np.inf]
+    return sum(
+        integrate.quad(w, a, b, epsabs=1e-15, epsrel=1e-13, limit=200)[0]
+        for a, b in zip(edges[:-1], edges[1:])
+    )
+
+
+def zeta_quadrature(t, s) -> np.ndarray:
+    r""":math:`\zeta(t, s) = \mathbb E[\operatorname{erf}(t + sG)^2]` by numerical quadrature.
+
+    An independent reference for the closed form :func:`slrlib.core.gaussian.zeta` (the paper
+    and its code evaluate :math:`\zeta` numerically too). ``t`` and ``s`` broadcast;
+    ``s >= 0``. Returns a NumPy float64 array.
+    """
+    t, s = np.broadcast_arrays(np.asarray(t, dtype=float), np.asarray(s, dtype=float))
+    if not (np.all(np.isfinite(t)) and np.all(np.isfinite(s))):
+        raise ValueError("t and s must be finite")
+    if np.any(s < 0):
+        raise ValueError(f"s must be >= 0, got {s}")
+    out = np.empty(t.shape)
+    for idx in np.ndindex(t.shape):
+        out[idx] = _zeta_quad_scalar(float(t[idx]), float(s[idx]))
+    return out
+
+
+class IdentityCheck(NamedTuple):
+    """One Gaussian identity: its statement, the closed form's value and an independent numerical value."""
+
+    identity: str
+    closed_form: float
+    numerical: float
+
+    @property
+    def difference(self) -> float:
+        return self.closed_form - self.numerical
+
+
+def lemma18_checks(a: float, b: float, t: float | None = None, s: float | None = None) -> list[IdentityCheck]:
+    r"""The Gaussian identities behind the risk (Lemma 18 and around) at one point, each beside quadrature.
+
+    With :math:`G \sim \mathcal N(0,1)` and real ``a``, ``b`` (and ``t``, ``s >= 0`` for
+    :math:`\zeta`, by default ``t = b``, ``s = |a|``):
+
+    * :math:`\mathbb E\operatorname{erf}(aG+b) = \operatorname{erf}(b/\sqrt{1+2a^2})`;
+    * :math:`\mathbb E\operatorname{erf}'(aG+b) = \tfrac{2}{\sqrt\pi} e^{-b^2/(1+2a^2)}/\sqrt{1+2a^2}`;
+    * Stein's lemma :math:`\mathbb E[G\operatorname{erf}(aG+b)] = a\,\mathbb E\operatorname{erf}'(aG+b)`;
+    * :math:`\mathbb E\operatorname{erf}(aG)^2 = \tfrac{2}{\pi}\arcsin\tfrac{2a^2}{1+2a^2}`;
+    * :math:`\mathbb E\operatorname{erf}'(aG)^2 = \tfrac{4}{\pi\sqrt{1+4a^2}}`;
+    * :math:`\zeta(t,s)` (Owen's T closed form) and :math:`\partial_t\zeta(t,s) = 2\,\mathbb E[\operatorname{erf}\operatorname{erf}'(t+sG)]`.
+
+    The closed forms come from :mod:`slrlib.core.gaussian`; the numerical values from
+    :func:`gaussian_expectation` (adaptive quadrature).
+    """
+    a = check_real_scalar(a, "a")
+    b = check_real_scalar(b, "b")
+    t = b if t is None else check_real_scalar(t, "t")
+    s = abs(a) if s is None else check_real_scalar(s, "s", minimum=0.0)
+    erf, erfp = math.erf, lambda x: 2.0 / math.sqrt(math.pi) * math.exp(-x * x)
+    E = gaussian_expectation
+    f = float
+    return [
+        IdentityCheck("E erf(aG+b)", f(expected_erf(a, b)), E(lambda g: erf(a * g + b))),
+        IdentityCheck("E erf'(aG+b)", f(expected_erf_prime(a, b)), E(lambda g: erfp(a * g + b))),
+        IdentityCheck("E[G erf(aG+b)] = a E erf'(aG+b)", a * f(expected_erf_prime(a, b)),
+                      E(lambda g: g * erf(a * g + b))),
+        IdentityCheck("E erf(aG)^2", f(expected_erf_sq_centered(a)), E(lambda g: erf(a * g) ** 2)),
+        IdentityCheck("E erf'(aG)^2", f(expected_erf_prime_sq_centered(a)), E(lambda g: erfp(a * g) ** 2)),
+        IdentityCheck("zeta(t,s) = E erf(t+sG)^2", f(zeta(t, s)), float(zeta_quadrature(t, s))),
+        IdentityCheck("d/dt zeta(t,s) = 2 E[erf erf'](t+sG)", f(zeta_dt(t, s)),
+                      E(lambda g: 2.0 * erf(t + s * g) * erfp(t + s * g))),
+    ]
+
+
+class ZetaDerivativeChecks(NamedTuple):
+    r"""Derivatives of :math:`\zeta` on a set of points: ``jax.grad`` against central differences of values.
+
+    ``grad_t``, ``grad_s``, ``grad_tt``: from ``jax.grad`` of :func:`slrlib.core.gaussian.zeta`;
+    ``formula_t``: :func:`slrlib.core.gaussian.zeta_dt`; ``fd_t``, ``fd_s``, ``fd_tt``: central
+    finite differences of the closed-form *values* (step ``h``). The heat equation reads
+    ``grad_s == s * grad_tt``; its independent version is ``fd_s == s * fd_tt``.
+    """
+
+    t: np.ndarray
+    s: np.ndarray
+    grad_t: np.ndarray
+    formula_t: np.ndarray
+    fd_t: np.ndarray
+    grad_s: np.ndarray
+    fd_s: np.ndarray
+    grad_tt: np.ndarray
+    fd_tt: np.ndarray
+
+
+def zeta_derivative_checks(t, s, h: float = 1e-4) -> ZetaDerivativeChecks:
+    r"""``jax.grad`` of :math:`\zeta` against central finite differences of its values.
+
+    ``t`` and ``s`` broadcast (``s`` must exceed ``h`` so that ``s - h >= 0``). With a
+    step ``h = 1e-4`` the first differences are accurate to about ``1e-9`` and the second
+    to about ``1e-7`` (round-off ``1e-16 / h^2``).
+    """
+    h = check_real_scalar(h, "h", minimum=0.0, strict=True)
+    t, s = np.broadcast_arrays(np.asarray(t, dtype=float), np.asarray(s, dtype=float))
+    if np.any(s < h):
+        raise ValueError(f"s must be >= h = {h} for central differences in s, got {s}")
+    z = lambda tt, ss: np.asarray(zeta(tt, ss))  # noqa: E731
+    g_t = jax.vmap(jax.grad(zeta, 0))
+    g_s = jax.vmap(jax.grad(zeta, 1))
+    g_tt = jax.vmap(jax.grad(jax.grad(zeta, 0), 0))
+    tf, sf = jnp.asarray(t.ravel()), jnp.asarray(s.ravel())
+    shape = t.shape
+    r = lambda x: np.asarray(x).reshape(shape)  # noqa: E731
+    return ZetaDerivativeChecks(
+        t=t,
+        s=s,
+        grad_t=r(g_t(tf, sf)),
+        formula_t=r(zeta_dt(tf, sf)),
+        fd_t=(z(t + h, s) - z(t - h, s)) / (2 * h),
+        grad_s=r(g_s(tf, sf)),
+        fd_s=(z(t, s + h) - z(t, s - h)) / (2 * h),
+        grad_tt=r(g_tt(tf, sf)),
+        fd_tt=(z(t + h, s) - 2 * z(t, s) + z(t - h, s)) / h**2,
+    )
+
+
+# ---------------------------------------------------------------------------- directions
+# ---------------------------------------------------------------------------- risk vs MC
+@jax.jit
+def _erf_attention_many(X, K, V, lams):
+    # m predictors on the same samples: (b, L, d) x (m, d) x (m, d) x (m,) -> (b, m)
+    return jax.vmap(erf_attention, in_axes=(None, 0, 0, 0), out_axes=-1)(X, K, V, lams)
+
+
+_risk_from_overlaps_jit = jax.jit(risk_from_overlaps, static_argnums=(6,))
+
+
+class RiskComparison(NamedTuple):
+    """Closed form and Monte Carlo at ``m`` points ``(k, v, lam)``: overlaps, values, z-scores."""
+
+    labels: tuple
+    overlaps: Overlaps
+    lam: np.ndarray
+    closed_form: np.ndarray
+    monte_carlo: MonteCarloEstimate
+
+    @property
+    def z(self) -> np.ndarray:
+        """``(Monte Carlo mean - closed form) / standard error``."""
+        return self.monte_carlo.z_score(self.closed_form)
+
+    def rows(self, prefix: Sequence = ()) -> list[list]:
+        """One row per point: ``*prefix, label, lam, kappa, nu, theta, eta, rho, closed, MC mean ± SE, z``."""
+        ov, mc = self.overlaps, self.monte_carlo
+        return [
+            [*prefix, self.labels[i], float(self.lam[i]),
+             *(float(np.asarray(x)[i]) for x in ov),
+             float(self.closed_form[i]), f"{float(mc.mean[i]):.5f} ± {float(mc.stderr[i]):.5f}",
+             float(self.z[i])]
+            for i in range(len(self.labels))
+        ]
+
+
+COMPARISON_HEADERS = ("point", "λ", "κ", "ν", "θ", "η", "ρ", "closed form", "Monte Carlo ± SE", "z")
+COMPARISON_FORMATS = ("", ".3g", "+.2f", "+.2f", "+.2f", "+.2f", "+.2f", ".5f", "", "+.2f")
+
+
+def points_from_specs(specs, k_star, v_star, key):
+    r"""Parameter points ``(k, v, lam)`` from short descriptions, for :func:`closed_form_vs_monte_carlo`.
+
+    ``specs`` is a sequence of ``(kind, lam)`` where ``kind`` is ``"oracle"``
+    (:math:`(k^\star, v^\star)`), ``"sphere"`` (uniform on the sphere),
+    ``"manifold"`` (a random point of :math:`\mathcal M`, :func:`~slrlib.core.geometry.manifold_directions`)
+    or a tuple of five overlaps ``(kappa, nu, theta, eta, rho)``
+    (:func:`~slrlib.core.geometry.directions_with_overlaps`). Each random point uses its own sub-key.
+
+    Returns ``(labels, K, V, lams)`` with ``K``, ``V`` of shape (m, d) and ``lams`` (m,).
+    """
+    k_star = jnp.asarray(k_star, dtype=float)
+    v_star = jnp.asarray(v_star, dtype=float)
+    key = check_key(key)
+    labels, ks, vs, lams = [], [], [], []
+    for i, spec in enumerate(specs):
+        try:
+            kind, lam = spec
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"each spec must be a pair (kind, lam), got {spec!r}") from err
+        sub = jax.random.fold_in(key, i)
+        if isinstance(kind, str) and kind == "oracle":
+            k, v, label = k_star, v_star, "oracle"
+        elif isinstance(kind, str) and kind == "sphere":
+            k, v = uniform_directions(sub, k_star.shape[0])
+            label = "uniform on sphere"
+        elif isinstance(kind, str) and kind == "manifold":
+            k, v = manifold_directions(sub, k_star, v_star)
+            label = "random on M"
+        elif not isinstance(kind, str) and len(kind) == 5:
+            k, v = directions_with_overlaps(*kind, k_star, v_star, sub)
+            label = "prescribed overlaps"
+        else:
+            raise ValueError(
+                f"kind must be 'oracle', 'sphere', 'manifold' or five overlaps, got {kind!r}"
+            )
+        labels.append(label)
+        ks.append(k)
+        vs.append(v)
+        lams.append(check_real_scalar(lam, "lam", minimum=0.0))
+    return tuple(labels), jnp.stack(ks), jnp.stack(vs), jnp.asarray(lams)
+
+
+def closed_form_vs_monte_carlo(task: SLRTask, k_star, v_star, K, V, lams, key, n_samples: int,
+                               batch_size: int | None = None, labels: Sequence[str] | None = None) -> RiskComparison:
+    r"""The risk :math:`\mathcal R_\lambda(k, v)` of the erf-attention predictor (3) at ``m`` points,
+    in closed form (the formula of :func:`slrlib.population_risk`, jit-compiled) and by Monte Carlo (:func:`slrlib.monte_carlo_risk`).
+
+    ``K``, ``V``: unit vectors of shape (m, d); ``lams``: shape (m,) (or a scalar). All ``m``
+    predictors are scored on the *same* ``n_samples`` draws of the task (so their errors are
+    correlated, but each z-score is valid on its own).
+    """
+    if not isinstance(task, SLRTask):
+        raise ValueError(f"task must be an SLRTask, got {type(task).__name__}")
+    k_star, v_star = check_directions(k_star, v_star, task.d)
+    K = task.check_parameter_vector(K, "K")
+    V = task.check_parameter_vector(V, "V")
+    if K.ndim != 2 or K.shape != V.shape:
+        raise ValueError(f"K and V must both have shape (m, d), got {K.shape} and {V.shape}")
+    m = K.shape[0]
+    lams = jnp.broadcast_to(jnp.asarray(lams, dtype=float), (m,))
+    if not bool(jnp.all(jnp.isfinite(lams) & (lams >= 0))):
+        raise ValueError(f"lams must be finite and >= 0, got {np.asarray(lams)}")
+    labels = tuple(f"point {i}" for i in range(m)) if labels is None else tuple(labels)
+    if len(labels) != m:
+        raise ValueError(f"labels must have one entry per point ({m}), got {len(labels)}")
+    ov = overlaps(K, V, k_star, v_star)
+    # Same formula as slrlib.population_risk (inputs validated above), compiled once per call
+    # rather than op by op.
+    closed = np.asarray(_risk_from_overlaps_jit(*ov, lams, task))
+    est = monte_carlo_risk(lambda X: _erf_attention_many(X, K, V, lams), task, k_star, v_star,
+                           key, n_samples=n_samples, batch_size=batch_size)
+    ov = Overlaps(*(np.asarray(x) for x in ov))
+    return RiskComparison(labels=labels, overlaps=ov, lam=np.asarray(lams), closed_form=closed, monte_carlo=est)
+
+
+# ---------------------------------------------------------------------------- printing

@@ -1,0 +1,94 @@
+"""The chapters' display helpers: tables that render as tables, and first-passage times.
+
+A chapter shows a table with ``display(table(headers, rows, formats))``: in the HTML book and
+in Jupyter it renders as an HTML table; printed (``print(table(...))``) or in a terminal it is
+a fixed-width text table.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Sequence
+
+import numpy as np
+
+__all__ = ["Table", "table", "text_table", "first_passage"]
+
+
+class Table:
+    """Formatted rows under headers, shown as an HTML table in a notebook and as text elsewhere."""
+
+    def __init__(self, headers: Sequence[str], cells: Sequence[Sequence[str]]):
+        self.headers = [str(h) for h in headers]
+        self.cells = [[str(c) for c in row] for row in cells]
+
+    def __str__(self) -> str:
+        widths = [max([len(h)] + [len(r[i]) for r in self.cells]) for i, h in enumerate(self.headers)]
+
+        def line(r):
+            return "  ".join(c.rjust(w) for c, w in zip(r, widths))
+
+        sep = "  ".join("-" * w for w in widths)
+        return "\n".join([line(self.headers), sep] + [line(r) for r in self.cells])
+
+    __repr__ = __str__
+
+    def _repr_html_(self) -> str:
+        head = "".join(f"<th>{html.escape(h)}</th>" for h in self.headers)
+        body = "".join(
+            "<tr>" + "".join(f'<td style="text-align: right">{html.escape(c)}</td>' for c in row) + "</tr>"
+            for row in self.cells
+        )
+        return f'<table class="table slr-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence], formats: Sequence[str] | None = None) -> Table:
+    """A :class:`Table` of ``rows`` under ``headers``.
+
+    Parameters
+    ----------
+    headers : sequence of str
+        One per column.
+    rows : sequence of sequences
+        One entry per column each; strings are shown as they are, anything else through
+        ``format(x, spec)``.
+    formats : sequence of str, optional
+        One format spec per column (``".4f"``, ``"+.2f"``, ``""``); default ``""`` everywhere.
+    """
+    headers = [str(h) for h in headers]
+    if formats is None:
+        formats = [""] * len(headers)
+    if len(formats) != len(headers):
+        raise ValueError(f"formats must have one entry per column ({len(headers)}), got {len(formats)}")
+    cells = []
+    for row in rows:
+        if len(row) != len(headers):
+            raise ValueError(f"rows must have {len(headers)} entries each (one per header), got {len(row)}: {row!r}")
+        cells.append([x if isinstance(x, str) else format(x, f) for x, f in zip(row, formats)])
+    return Table(headers, cells)
+
+
+def text_table(headers: Sequence[str], rows: Sequence[Sequence], formats: Sequence[str] | None = None) -> str:
+    """:func:`table` as fixed-width text (right-aligned columns)."""
+    return str(table(headers, rows, formats))
+
+
+def first_passage(x, level: float, steps, *, absolute: bool = False) -> np.ndarray:
+    """Per run, the first logged step at which ``x`` (or ``|x|``) exceeds ``level``; NaN if never.
+
+    Parameters
+    ----------
+    x : array_like, shape (runs, logs)
+        A logged quantity, one row per run.
+    level : float
+    steps : array_like, shape (logs,)
+        The logged steps.
+    absolute : bool
+        Compare ``|x|`` instead of ``x``.
+    """
+    x = np.asarray(x, dtype=float)
+    steps = np.asarray(steps)
+    if x.ndim != 2 or steps.shape != (x.shape[1],):
+        raise ValueError(f"x must have shape (runs, logs) and steps shape (logs,), got {x.shape} and {steps.shape}")
+    above = (np.abs(x) if absolute else x) > level
+    return np.where(above.any(axis=1), steps[np.argmax(above, axis=1)], np.nan)

@@ -1,0 +1,8 @@
+"""The chapters' own figures, registered by name in :mod:`slrlib.figures` on import.
+
+``python -m slrlib figure`` imports this package, so its figures regenerate like the paper's.
+"""
+
+from slrlib.book.figures import beyond, manifold, multi, sgd_checks  # noqa: F401  (registration)
+
+__all__ = ["beyond", "manifold", "multi", "sgd_checks"]

@@ -1,0 +1,262 @@
+r"""Predictors for single-location regression (Section 3 of Marion et al., 2025).
+
+Every predictor maps tokens ``X`` of shape ``(..., L, d)`` to predictions of shape ``(...)``;
+direction arguments of shape ``(..., d)`` broadcast against the leading axes of ``X``, so
+one call can evaluate many parameter values on the same samples. Pure functions of
+arrays: ``jax.jit``, ``jax.grad`` and ``jax.vmap`` apply (value checks are skipped under
+tracing).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from jax.scipy.special import erf, logsumexp
+
+from slrlib.validation import (
+    as_float_array,
+    check_finite,
+    check_real_scalar,
+    check_shape,
+    check_unit_norm,
+    is_concrete,
+)
+from slrlib.core.task import SLRTask
+
+__all__ = [
+    "hard_oracle",
+    "softmax_attention",
+    "erf_attention",
+    "multi_head_erf_attention",
+    "linear_predictor",
+    "best_linear_weights",
+    "bayes_posterior",
+    "bayes_predictor",
+    "attention_layer",
+    "attention_cls",
+]
+
+
+def _tokens(X):
+    X = as_float_array(X, "X")
+    if jnp.ndim(X) < 2:
+        raise ValueError(f"X must have shape (..., L, d), got shape {jnp.shape(X)}")
+    return X
+
+
+def _direction(x, name, d):
+    x = as_float_array(x, name)
+    if jnp.ndim(x) < 1 or jnp.shape(x)[-1] != d:
+        raise ValueError(
+            f"{name} must have shape (..., d) with d = {d} (the last axis of X), "
+            f"got shape {jnp.shape(x)}"
+        )
+    check_finite(x, name)
+    check_unit_norm(x, name)
+    return x
+
+
+def _lam(lam):
+    if is_concrete(lam):
+        return check_real_scalar(lam, "lam", minimum=0.0)
+    return lam
+
+
+def _project(X, u):
+    """``X_l^T u`` for every token: shape (..., L)."""
+    return jnp.einsum("...ld,...d->...l", X, u)
+
+
+def hard_oracle(X, k_star, v_star):
+    r"""The oracle predictor (1): :math:`T^\star(\mathbb X) = X_{\hat\jmath}^\top v^\star`,
+    :math:`\hat\jmath = \arg\max_\ell X_\ell^\top k^\star`.
+
+    It detects the relevant token by its projection on :math:`k^\star` and regresses on
+    it in the direction :math:`v^\star`. Not differentiable in :math:`k^\star`.
+    """
+    X = _tokens(X)
+    d = X.shape[-1]
+    k_star = _direction(k_star, "k_star", d)
+    v_star = _direction(v_star, "v_star", d)
+    scores = _project(X, k_star)
+    weights = jax.nn.one_hot(jnp.argmax(scores, axis=-1), X.shape[-2], dtype=X.dtype)
+    return jnp.sum(weights * _project(X, v_star), axis=-1)
+
+
+def softmax_attention(X, k, v, lam):
+    r"""Softmax attention (2):
+    :math:`T^{\rm soft}_\lambda(\mathbb X) = \sum_\ell \operatorname{softmax}(\lambda \mathbb X k)_\ell\, X_\ell^\top v`.
+
+    The [CLS] row of a one-head attention layer with rank-one query-key and value
+    matrices (eqs. 4–5). As :math:`\lambda \to \infty` it tends to :func:`hard_oracle`
+    at :math:`(k, v) = (k^\star, v^\star)`.
+    """
+    X = _tokens(X)
+    d = X.shape[-1]
+    k = _direction(k, "k", d)
+    v = _direction(v, "v", d)
+    lam = _lam(lam)
+    weights = jax.nn.softmax(lam * _project(X, k), axis=-1)
+    return jnp.sum(weights * _project(X, v), axis=-1)
+
+
+def erf_attention(X, k, v, lam):
+    r"""The paper's predictor (3):
+    :math:`T^{(k,v)}_\lambda(\mathbb X) = \sum_{\ell=1}^L \operatorname{erf}(\lambda X_\ell^\top k)\, X_\ell^\top v`.
+
+    Softmax replaced by the component-wise non-linearity erf: tokens are weighted
+    independently, which makes the risk computable in closed form (Theorem 1).
+    """
+    X = _tokens(X)
+    d = X.shape[-1]
+    k = _direction(k, "k", d)
+    v = _direction(v, "v", d)
+    lam = _lam(lam)
+    return jnp.sum(erf(lam * _project(X, k)) * _project(X, v), axis=-1)
+
+
+def multi_head_erf_attention(X, K, V, lam):
+    r"""The multi-head predictor (31):
+    :math:`\sum_{h=1}^{H} \sum_{\ell=1}^L \operatorname{erf}(\lambda X_\ell^\top k_h)\, X_\ell^\top v_h`.
+
+    ``K, V`` of shape (..., H, d): one unit direction per head (row). A sum of ``H``
+    erf predictors (3); with ``H = 1`` it is :func:`erf_attention`.
+    """
+    X = _tokens(X)
+    d = X.shape[-1]
+    K = _direction(K, "K", d)
+    V = _direction(V, "V", d)
+    if jnp.ndim(K) < 2 or jnp.ndim(V) < 2 or K.shape[-2] != V.shape[-2]:
+        raise ValueError(
+            f"K and V must have shape (..., H, d) with the same number of heads H, "
+            f"got shapes {jnp.shape(K)} and {jnp.shape(V)}"
+        )
+    lam = _lam(lam)
+    pk = jnp.einsum("...ld,...hd->...hl", X, K)
+    pv = jnp.einsum("...ld,...hd->...hl", X, V)
+    return jnp.sum(erf(lam * pk) * pv, axis=(-2, -1))
+
+
+def linear_predictor(X, W):
+    r"""A linear predictor :math:`f_W(\mathbb X) = \sum_\ell w_\ell^\top X_\ell`, ``W`` of shape (L, d)."""
+    X = _tokens(X)
+    W = as_float_array(W, "W")
+    check_shape(W, "W", X.shape[-2:])
+    check_finite(W, "W")
+    return jnp.einsum("...ld,ld->...", X, W)
+
+
+def best_linear_weights(task: SLRTask, v_star):
+    r"""The best linear predictor of Proposition 3:
+    :math:`w_\ell = \dfrac{\pi_\ell \gamma^2}{1 - \pi_\ell + \pi_\ell \gamma^2}\, v^\star`.
+
+    Returns ``W`` of shape (L, d). Every weight points along :math:`v^\star`; with a
+    uniform :math:`\pi` they are all equal, :math:`w_\ell = \gamma^2 v^\star / (\gamma^2 + L - 1)`.
+    """
+    if not isinstance(task, SLRTask):
+        raise ValueError(f"task must be an SLRTask, got {type(task).__name__}")
+    v_star = as_float_array(v_star, "v_star")
+    check_shape(v_star, "v_star", (task.d,))
+    check_finite(v_star, "v_star")
+    check_unit_norm(v_star, "v_star")
+    pi = task.pi
+    g2 = task.gamma**2
+    coef = pi * g2 / (1.0 - pi + pi * g2)
+    return coef[:, None] * v_star[None, :]
+
+
+def bayes_posterior(X, k_star, task: SLRTask):
+    r"""Posterior law of the relevant position, :math:`p_\ell(\mathbb X) = \mathbb P(J_0 = \ell \mid \mathbb X)`.
+
+    By Bayes' rule with the Gaussian densities of Section 2,
+    :math:`p_\ell \propto \pi_\ell e^{s_\ell}` with
+
+    .. math:: s_\ell = \frac{\sqrt{d/2}}{\gamma^2} X_\ell^\top k^\star
+                       + \frac12\Big(1 - \frac1{\gamma^2}\Big)\|X_\ell\|^2 .
+
+    (Our addition: the paper bounds the Bayes risk below by ε², eq. 8, without writing
+    the Bayes predictor.) Shape (..., L).
+    """
+    if not isinstance(task, SLRTask):
+        raise ValueError(f"task must be an SLRTask, got {type(task).__name__}")
+    X = _tokens(X)
+    if tuple(X.shape[-2:]) != (task.L, task.d):
+        raise ValueError(
+            f"X must have shape (..., L, d) = (..., {task.L}, {task.d}), got shape {X.shape}"
+        )
+    k_star = _direction(k_star, "k_star", task.d)
+    g2 = task.gamma**2
+    scores = (task.q / g2) * _project(X, k_star) + 0.5 * (1.0 - 1.0 / g2) * jnp.sum(
+        jnp.square(X), axis=-1
+    )
+    logits = jnp.log(task.pi) + scores
+    return jnp.exp(logits - logsumexp(logits, axis=-1, keepdims=True))
+
+
+def bayes_predictor(X, k_star, v_star, task: SLRTask):
+    r"""The Bayes predictor :math:`\mathbb E[Y \mid \mathbb X] = \sum_\ell p_\ell(\mathbb X)\, X_\ell^\top v^\star`.
+
+    It minimises the risk over all measurable predictors; its risk, the Bayes risk, is
+    :math:`\varepsilon^2 + \mathbb E[(X_{J_0}^\top v^\star - \mathbb E[Y\mid\mathbb X])^2] \ge \varepsilon^2`
+    (eq. 8). For :math:`\gamma = 1` and uniform :math:`\pi` it *is* softmax attention (2)
+    at :math:`(k^\star, v^\star)` with :math:`\lambda = \sqrt{d/2}`.
+    """
+    X = _tokens(X)
+    v_star = _direction(v_star, "v_star", X.shape[-1])
+    p = bayes_posterior(X, k_star, task)
+    return jnp.sum(p * _project(X, v_star), axis=-1)
+
+
+def attention_layer(X, Q, K, V, O, lam):
+    r"""A single-head attention layer (4):
+    :math:`\operatorname{softmax}(\lambda\, \mathbb X Q K^\top \mathbb X^\top)\, \mathbb X V O^\top`.
+
+    ``X`` (..., L, d); ``Q, K, V`` (d, p); ``O`` (o, p). Softmax acts row by row.
+    Returns (..., L, o): one output per token.
+    """
+    X = _tokens(X)
+    mats = {}
+    for name, M in (("Q", Q), ("K", K), ("V", V), ("O", O)):
+        M = as_float_array(M, name)
+        if jnp.ndim(M) != 2:
+            raise ValueError(f"{name} must be a matrix, got shape {jnp.shape(M)}")
+        check_finite(M, name)
+        mats[name] = M
+    Q, K, V, O = mats["Q"], mats["K"], mats["V"], mats["O"]
+    d = X.shape[-1]
+    p = Q.shape[1]
+    for name, M in (("Q", Q), ("K", K), ("V", V)):
+        if M.shape != (d, p):
+            raise ValueError(f"{name} must have shape (d, p) = ({d}, {p}), got {M.shape}")
+    if O.shape[1] != p:
+        raise ValueError(f"O must have shape (o, p) with p = {p}, got {O.shape}")
+    lam = _lam(lam)
+    scores = lam * jnp.einsum("...id,dp,ep,...je->...ij", X, Q, K, X)
+    return jnp.einsum("...ij,...jd,dp,op->...io", jax.nn.softmax(scores, axis=-1), X, V, O)
+
+
+def attention_cls(X, x_cls, Q, K, V, O, lam):
+    r"""The [CLS] row of an attention layer (5):
+    :math:`\operatorname{softmax}(\lambda\, x_{\rm cls}^\top Q K^\top \mathbb X^\top)\, \mathbb X V O^\top`.
+
+    The query is the [CLS] embedding ``x_cls`` (d,), the keys and values are the tokens
+    ``X`` (..., L, d). With ``p = o = 1``, ``K = k``, ``V = v``, ``O = 1`` this is softmax
+    attention (2) at inverse temperature :math:`\lambda\, x_{\rm cls}^\top Q`.
+    Returns (..., o).
+    """
+    X = _tokens(X)
+    x_cls = as_float_array(x_cls, "x_cls")
+    check_shape(x_cls, "x_cls", (X.shape[-1],))
+    check_finite(x_cls, "x_cls")
+    # Prepend [CLS] as a query only: the row of (4) for a query x_cls over keys X.
+    Q = as_float_array(Q, "Q")
+    K = as_float_array(K, "K")
+    V = as_float_array(V, "V")
+    O = as_float_array(O, "O")
+    for name, M in (("Q", Q), ("K", K), ("V", V), ("O", O)):
+        if jnp.ndim(M) != 2:
+            raise ValueError(f"{name} must be a matrix, got shape {jnp.shape(M)}")
+        check_finite(M, name)
+    lam = _lam(lam)
+    scores = lam * jnp.einsum("d,dp,ep,...je->...j", x_cls, Q, K, X)
+    return jnp.einsum("...j,...jd,dp,op->...o", jax.nn.softmax(scores, axis=-1), X, V, O)

@@ -1,0 +1,335 @@
+r"""Risks of predictors for single-location regression (Sections 4–5 of Marion et al., 2025).
+
+* :func:`population_risk`: the risk :math:`\mathcal R_\lambda(k, v)` of the erf-attention
+  predictor (3) in closed form (Theorem 1 with the expression of Proposition 15);
+* :func:`manifold_risk`: its restriction to the invariant manifold (Lemma 6);
+* :func:`oracle_risk`, :func:`null_risk`, :func:`linear_risk` (Proposition 3);
+* :func:`monte_carlo_risk`: the risk of *any* predictor by simulation, with its standard error.
+
+All closed forms are ``jax`` functions of arrays: differentiable with ``jax.grad``, batched
+over leading axes, accurate to float64 round-off.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from scipy import optimize
+from jax.scipy.special import erf
+
+from slrlib.validation import (
+    as_float_array,
+    check_finite,
+    check_nonnegative,
+    is_concrete,
+)
+from slrlib.core.gaussian import erf_prime, erf_second, expected_erf_sq_centered, zeta
+from slrlib.core.montecarlo import MonteCarloEstimate, monte_carlo_mean
+from slrlib.core.task import SLRTask, check_directions, check_task
+
+__all__ = [
+    "Overlaps",
+    "risk_kernel",
+    "overlaps",
+    "risk_from_overlaps",
+    "population_risk",
+    "manifold_risk",
+    "oracle_risk",
+    "optimal_lambda",
+    "null_risk",
+    "linear_risk",
+    "MonteCarloEstimate",
+    "monte_carlo_risk",
+]
+
+_SQRT_PI = math.sqrt(math.pi)
+
+
+class Overlaps(NamedTuple):
+    r"""The five scalar products on which the risk depends (Theorem 1):
+    :math:`\kappa = \langle k, k^\star\rangle`, :math:`\nu = \langle v, v^\star\rangle`,
+    :math:`\theta = \langle v, k^\star\rangle`, :math:`\eta = \langle k, v^\star\rangle`,
+    :math:`\rho = \langle k, v\rangle`."""
+
+    kappa: jax.Array
+    nu: jax.Array
+    theta: jax.Array
+    eta: jax.Array
+    rho: jax.Array
+
+
+def _check_lam(lam):
+    lam = as_float_array(lam, "lam")
+    check_finite(lam, "lam")
+    check_nonnegative(lam, "lam")
+    return lam
+
+
+def overlaps(k, v, k_star, v_star) -> Overlaps:
+    """The five overlaps of ``(k, v)`` (shape (..., d), broadcast) with ``(k_star, v_star)``."""
+    dot = lambda a, b: jnp.sum(a * b, axis=-1)  # noqa: E731
+    return Overlaps(dot(k, k_star), dot(v, v_star), dot(v, k_star), dot(k, v_star), dot(k, v))
+
+
+def risk_from_overlaps(kappa, nu, theta, eta, rho, lam, task: SLRTask):
+    r"""Closed-form risk :math:`\mathcal R_\lambda` as a function of the five overlaps (Proposition 15).
+
+    With :math:`q = \sqrt{d/2}`, :math:`s = \lambda\gamma`, :math:`c_2 = 1 + 2s^2`,
+    :math:`c_4 = 1 + 4s^2`, :math:`a = \lambda q\kappa/\sqrt{c_2}` and
+    :math:`C = 2\lambda/\sqrt{\pi(1 + 2\lambda^2)}`,
+
+    .. math::
+
+        \begin{aligned}
+        \mathcal R_\lambda = \varepsilon^2 &+ (L-1)\zeta(0,\lambda) + \gamma^2
+         - 2\Big[\gamma^2\nu\operatorname{erf}(a)
+                 + \tfrac{\lambda\gamma^2 q\eta\theta}{\sqrt{c_2}}\operatorname{erf}'(a)
+                 + \tfrac{\lambda^2\gamma^4\eta\rho}{c_2}\operatorname{erf}''(a)\Big]
+         + (q^2\theta^2 + \gamma^2)\,\zeta(\lambda q\kappa, s) \\
+        &+ \tfrac{4\lambda\gamma^2 q}{\sqrt{c_2}}\Big(\theta\rho - \tfrac{\lambda^2\gamma^2\rho^2\kappa}{c_2}\Big)
+              \operatorname{erf}\big(\tfrac{a}{\sqrt{c_4}}\big)\operatorname{erf}'(a)
+         + \tfrac{4\lambda^2\gamma^4\rho^2}{\sqrt\pi c_2\sqrt{c_4}}
+              \operatorname{erf}'\big(\tfrac{\sqrt2\lambda q\kappa}{\sqrt{c_4}}\big) \\
+        &+ (L-1)\tfrac{8\lambda^2\rho^2}{\pi(1+2\lambda^2)\sqrt{1+4\lambda^2}}
+         + (L-1)(L-2)C^2\rho^2
+         + 2(L-1)C\rho\Big[q\theta\operatorname{erf}(a) + \tfrac{\lambda\gamma^2\rho}{\sqrt{c_2}}\operatorname{erf}'(a)\Big].
+        \end{aligned}
+
+    The three lines gather the relevant token alone, the noise tokens alone, and the
+    cross terms. It does not depend on the law of :math:`J_0`. Arguments broadcast.
+    No validation of the overlaps here: this is the raw formula, also meant for points off
+    the sphere product (use :func:`population_risk` at the public boundary). Compiled once
+    per shape: the task's numbers are traced, not static, so sweeps over ``d`` or ``L``
+    do not recompile.
+    """
+    task = check_task(task)
+    return risk_kernel(kappa, nu, theta, eta, rho, lam, task.d, task.L, task.gamma, task.eps)
+
+
+@jax.jit
+def risk_kernel(kappa, nu, theta, eta, rho, lam, d, L, gamma, eps) -> jax.Array:
+    r"""The closed-form risk of Theorem 1 (eq. 8) as a pure, compiled function of arrays.
+
+    The formula of :func:`risk_from_overlaps`, with the task's numbers :math:`d, L, \gamma,
+    \varepsilon` passed as numbers or arrays instead of an :class:`SLRTask`, and without input
+    validation: every argument may be traced, so ``jax.grad`` and ``jax.jacfwd`` differentiate
+    it in any of them (:math:`\lambda` included) and ``jax.vmap`` maps it over any of them. Use
+    :func:`risk_from_overlaps` at the public boundary; this kernel is for code that
+    differentiates or iterates the risk itself (PGD, the chapters' Hessians).
+
+    Parameters
+    ----------
+    kappa, nu, theta, eta, rho : array_like
+        The overlaps (:func:`overlaps`); they broadcast together with ``lam``.
+    lam : array_like
+        Inverse temperature :math:`\lambda`.
+    d, L, gamma, eps : array_like
+        Dimension, sequence length, :math:`\gamma`, :math:`\varepsilon` of the task.
+    """
+    q = jnp.sqrt(d / 2.0)
+    g2 = gamma**2
+    s = lam * gamma
+    c2 = 1.0 + 2.0 * s**2
+    c4 = 1.0 + 4.0 * s**2
+    sc2 = jnp.sqrt(c2)
+    sc4 = jnp.sqrt(c4)
+    a = lam * q * kappa / sc2
+    C = 2.0 * lam / jnp.sqrt(math.pi * (1.0 + 2.0 * lam**2))
+    erf_a, erfp_a = erf(a), erf_prime(a)
+
+    noise_alone = (L - 1) * zeta(jnp.zeros_like(lam), lam)
+    relevant = (
+        g2
+        - 2.0
+        * (
+            g2 * nu * erf_a
+            + lam * g2 * q * eta * theta / sc2 * erfp_a
+            + lam**2 * g2**2 * eta * rho / c2 * erf_second(a)
+        )
+        + (q**2 * theta**2 + g2) * zeta(lam * q * kappa, s)
+        + 4.0 * lam * g2 * q / sc2 * (theta * rho - lam**2 * g2 * rho**2 * kappa / c2)
+        * erf(a / sc4) * erfp_a
+        + 4.0 * lam**2 * g2**2 * rho**2 / (_SQRT_PI * c2 * sc4)
+        * erf_prime(jnp.sqrt(2.0) * lam * q * kappa / sc4)
+    )
+    noise_rho = (L - 1) * 8.0 * lam**2 * rho**2 / (
+        math.pi * (1.0 + 2.0 * lam**2) * jnp.sqrt(1.0 + 4.0 * lam**2)
+    ) + (L - 1) * (L - 2) * C**2 * rho**2
+    cross = 2.0 * (L - 1) * C * rho * (q * theta * erf_a + lam * g2 * rho / sc2 * erfp_a)
+    return eps**2 + noise_alone + relevant + noise_rho + cross
+
+
+def population_risk(k, v, k_star, v_star, lam, task: SLRTask):
+    r"""The risk :math:`\mathcal R_\lambda(k, v) = \mathbb E[(Y - T^{(k,v)}_\lambda(\mathbb X))^2]`
+    of the erf-attention predictor (3), in closed form (Theorem 1, Proposition 15).
+
+    Parameters
+    ----------
+    k, v : array_like, shape (..., d)
+        Unit vectors; leading axes broadcast (many parameter points at once).
+    k_star, v_star : array_like, shape (d,)
+        The task's directions: unit norm and orthogonal (Assumption 1).
+    lam : float or array_like
+        Inverse temperature :math:`\lambda \ge 0` (broadcasts with the leading axes).
+    task : SLRTask
+
+    Returns
+    -------
+    jax.Array
+        The risk, of shape ``broadcast(k.shape[:-1], v.shape[:-1], lam.shape)``.
+
+    Notes
+    -----
+    Differentiable with ``jax.grad`` in ``k``, ``v`` and ``lam``: the Euclidean gradient of
+    the closed form, e.g. :math:`\nabla_k\mathcal R = \partial_\kappa\mathcal R\, k^\star
+    + \partial_\eta\mathcal R\, v^\star + \partial_\rho\mathcal R\, v`.
+    """
+    task = check_task(task)
+    k = task.check_parameter_vector(k, "k")
+    v = task.check_parameter_vector(v, "v")
+    k_star, v_star = check_directions(k_star, v_star, task.d)
+    lam = _check_lam(lam)
+    return risk_from_overlaps(*overlaps(k, v, k_star, v_star), lam, task)
+
+
+def manifold_risk(kappa, nu, lam, task: SLRTask):
+    r"""The risk on the invariant manifold :math:`\mathcal M = \{\theta = \eta = \rho = 0\}` (Lemma 6):
+
+    .. math::
+
+        \mathcal R_\lambda = \varepsilon^2 + (L-1)\zeta(0,\lambda) + \gamma^2\Big[1 - 2\nu
+        \operatorname{erf}\Big(\frac{\lambda q \kappa}{\sqrt{1 + 2\lambda^2\gamma^2}}\Big)
+        + \zeta(\lambda q \kappa, \lambda\gamma)\Big],
+
+    a function of :math:`(\kappa, \nu) \in [-1, 1]^2` only.
+    """
+    task = check_task(task)
+    kappa = as_float_array(kappa, "kappa")
+    nu = as_float_array(nu, "nu")
+    for x, name in ((kappa, "kappa"), (nu, "nu")):
+        check_finite(x, name)
+        if is_concrete(x) and not bool(jnp.all(jnp.abs(x) <= 1.0 + 1e-12)):
+            raise ValueError(f"{name} must lie in [-1, 1], got {np.asarray(x)}")
+    lam = _check_lam(lam)
+    zero = jnp.zeros(())
+    return risk_from_overlaps(kappa, nu, zero, zero, zero, lam, task)
+
+
+def oracle_risk(lam, task: SLRTask):
+    r"""Risk of the erf-attention predictor at the oracle, :math:`\mathcal R_\lambda(k^\star, v^\star)` (Theorem 1):
+
+    .. math::
+
+        \varepsilon^2 + \gamma^2\Big[1 - 2\operatorname{erf}\Big(\frac{\lambda q}{\sqrt{1+2\lambda^2\gamma^2}}\Big)
+        + \zeta(\lambda q, \lambda\gamma)\Big] + (L-1)\,\zeta(0, \lambda).
+
+    Under the scaling of Corollary 2 (:math:`\lambda\sqrt d \to \infty`,
+    :math:`\lambda\sqrt L \to 0`) it tends to :math:`\varepsilon^2`, the Bayes risk's lower bound.
+    """
+    task = check_task(task)
+    lam = _check_lam(lam)
+    return _oracle_risk(lam, task.d, task.L, task.gamma, task.eps)
+
+
+@jax.jit
+def _oracle_risk(lam, d, L, gamma, eps):
+    q = jnp.sqrt(d / 2.0)
+    g2 = gamma**2
+    s = lam * gamma
+    a = lam * q / jnp.sqrt(1.0 + 2.0 * s**2)
+    return eps**2 + g2 * (1.0 - 2.0 * erf(a) + zeta(lam * q, s)) + (L - 1) * expected_erf_sq_centered(lam)
+
+
+def optimal_lambda(task: SLRTask, bounds: tuple[float, float] = (1e-6, 1e2), xtol: float = 1e-10):
+    r"""The inverse temperature :math:`\lambda^\star = \arg\min_\lambda \mathcal R_\lambda(k^\star, v^\star)`.
+
+    Minimises the closed-form oracle risk (Theorem 1) over :math:`\log\lambda` in
+    ``bounds`` with Brent's bounded method (``scipy.optimize.minimize_scalar``). For
+    ``L >= 2`` the relevant term falls and the noise term rises with :math:`\lambda`, and the
+    sum has a single minimum in the cases we checked (the tests compare with a dense grid).
+    For ``L = 1`` there is no
+    noise term and the infimum is reached as :math:`\lambda \to \infty` (the upper bound
+    is returned).
+
+    Returns ``(lam_star, risk_at_lam_star)`` as floats.
+    """
+    task = check_task(task)
+    lo, hi = (float(b) for b in bounds)
+    if not (0.0 < lo < hi and math.isfinite(hi)):
+        raise ValueError(f"bounds must satisfy 0 < lo < hi < inf, got {bounds!r}")
+
+    def objective(log_lam: float) -> float:
+        return float(_oracle_risk(math.exp(log_lam), task.d, task.L, task.gamma, task.eps))
+
+    res = optimize.minimize_scalar(
+        objective, bounds=(math.log(lo), math.log(hi)), method="bounded", options={"xatol": xtol}
+    )
+    lam_star = math.exp(res.x)
+    return lam_star, float(objective(res.x))
+
+
+def null_risk(task: SLRTask) -> float:
+    r"""Risk of the null predictor :math:`f \equiv 0`: :math:`\mathbb E[Y^2] = \gamma^2 + \varepsilon^2`."""
+    task = check_task(task)
+    return task.gamma**2 + task.eps**2
+
+
+def linear_risk(task: SLRTask) -> float:
+    r"""Risk of the best linear predictor (Proposition 3), for any law :math:`\pi` of :math:`J_0`:
+
+    .. math::
+
+        \mathcal R_{\rm lin} = \varepsilon^2 + \gamma^2
+        - \sum_{\ell=1}^L \frac{\pi_\ell^2\gamma^4}{1 - \pi_\ell + \pi_\ell\gamma^2}
+        \ \overset{\pi\ \rm uniform}{=}\ \varepsilon^2 + \gamma^2 - \frac{\gamma^4}{\gamma^2 + L - 1}.
+
+    It tends to the null risk :math:`\gamma^2 + \varepsilon^2` as :math:`L \to \infty`
+    (uniform :math:`\pi`), and equals :math:`\varepsilon^2` when :math:`J_0` is deterministic.
+    """
+    task = check_task(task)
+    pi = np.asarray(task.pi, dtype=float)
+    g2 = task.gamma**2
+    return float(task.eps**2 + g2 - np.sum(pi**2 * g2**2 / (1.0 - pi + pi * g2)))
+
+
+def monte_carlo_risk(
+    predict: Callable[[jax.Array], jax.Array],
+    task: SLRTask,
+    k_star,
+    v_star,
+    key,
+    n_samples: int = 100_000,
+    batch_size: int | None = None,
+) -> MonteCarloEstimate:
+    r"""Monte Carlo estimate of the risk :math:`\mathbb E[(Y - f(\mathbb X))^2]` of any predictor.
+
+    Draws ``n_samples`` fresh samples of the task in batches (memory stays bounded) and
+    averages the squared errors. ``predict`` maps ``X`` of shape (b, L, d) to predictions
+    of shape (b,) or (b, m): in the second case ``m`` predictors are scored on the *same*
+    samples (common random numbers), and the estimate has shape (m,).
+
+    The standard error is the sample standard deviation of the squared errors over
+    :math:`\sqrt{n}`: a closed form ``R`` is consistent with the simulation when
+    ``|mean - R| / stderr`` is a few units at most (see :meth:`MonteCarloEstimate.z_score`).
+    """
+    task = check_task(task)
+    if not callable(predict):
+        raise ValueError(f"predict must be a callable X -> predictions, got {predict!r}")
+
+    def squared_error(sample):
+        pred = jnp.asarray(predict(sample.X))
+        n = sample.y.shape[0]
+        if pred.ndim == 0 or pred.shape[0] != n:
+            raise ValueError(
+                f"predict must return an array of shape (b, ...) for X of shape {sample.X.shape}, "
+                f"got shape {pred.shape}"
+            )
+        if not bool(jnp.all(jnp.isfinite(pred))):
+            raise ValueError("predict returned non-finite predictions (NaN or inf)")
+        return jnp.square(sample.y.reshape((n,) + (1,) * (pred.ndim - 1)) - pred)
+
+    return monte_carlo_mean(squared_error, task, k_star, v_star, key, n_samples, batch_size)

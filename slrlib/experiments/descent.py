@@ -1,0 +1,413 @@
+r"""Named configurations of the paper's experiments, run to tidy results.
+
+The PGD experiments of Section 5 and Appendix E.2 (Figures 4(a), 4(b), 7(a), 7(b)) at the
+paper's parameters (Appendix E.2; the authors' published configuration):
+
+======  =====================  ===========================  ======  =========  ===========
+name    initialisation         :math:`\lambda`              α       steps      logged every
+======  =====================  ===========================  ======  =========  ===========
+fig4a   uniform on the sphere  :math:`1/(1 + 10^{-4}t)`     4e-3    120 000    300
+fig4b   on :math:`\mathcal M`  0.1                          4e-3    20 000     200
+fig7a   uniform on the sphere  0.9                          1e-3    120 000    300
+fig7b   uniform on the sphere  0.1                          4e-3    20 000     200
+======  =====================  ===========================  ======  =========  ===========
+
+All with :math:`d = 400`, :math:`L = 10`, :math:`\gamma = \sqrt{1/2}`, 30 runs, every step
+computed with exact gradients (:func:`slrlib.training.pgd.pgd`). The three sphere experiments
+share their 30 initialisations (same seed), so they differ only by :math:`\lambda_t` and α.
+
+The stochastic experiments (:func:`slrlib.training.sgd.sgd`, fresh batch of 5 at every step, held-out
+set of 1 000 per run, :math:`d = 80`, :math:`L = 10`, :math:`\varepsilon = 0.1`, α = 1e-3,
+:math:`\lambda_0 = 2`, every run with its own task directions and uniform initialisation):
+
+====  ==================  =====  =============================================  =======  ============  ====
+name  task                heads  :math:`\lambda_t`                              steps    logged every  runs
+====  ==================  =====  =============================================  =======  ============  ====
+fig5  single location     1      :math:`2/(1 + 10^{-4}t)`                       200 000  500           30
+fig9  two locations (30)  2      :math:`2/(1 + 2\cdot10^{-4}\min(t, 25\,000))`  100 000  1 000         20
+====  ==================  =====  =============================================  =======  ============  ====
+
+Figure 5 is the paper's configuration (Section 5 and the authors' published configuration);
+the numbers of Figure 9 were lost from the paper's text and are those of the authors' public
+notebook (``toy-multihead.ipynb``).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, replace
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from slrlib.validation import check_key, check_positive_int
+from slrlib.core.geometry import manifold_directions, uniform_directions
+from slrlib.training.pgd import PGDResult, pgd
+from slrlib.core.risk import risk_from_overlaps
+from slrlib.training.sgd import SGDResult, sgd
+from slrlib.core.task import MultiLocationTask, SLRTask
+
+__all__ = [
+    "PGDConfig",
+    "PGD_CONFIGS",
+    "PGDExperiment",
+    "Initialisation",
+    "pgd_initialisation",
+    "resolve_config",
+    "run_pgd_experiment",
+    "pgd_table",
+    "recovered",
+    "trajectory_runs",
+    "SGDConfig",
+    "SGD_CONFIGS",
+    "SGDExperiment",
+    "sgd_initialisation",
+    "run_sgd_experiment",
+    "sgd_task_directions",
+    "sgd_table",
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class PGDConfig:
+    """One PGD experiment: the task, the optimiser's parameters and the number of runs."""
+
+    name: str
+    title: str
+    init: str  # "sphere" or "manifold"
+    lam: float
+    schedule: str  # "constant" or "paper"
+    alpha: float
+    n_steps: int
+    log_every: int
+    d: int = 400
+    L: int = 10
+    gamma: float = math.sqrt(0.5)
+    n_runs: int = 30
+    seed: int = 0
+
+    def __post_init__(self):
+        if self.init not in ("sphere", "manifold"):
+            raise ValueError(f"init must be 'sphere' or 'manifold', got {self.init!r}")
+
+    @property
+    def task(self) -> SLRTask:
+        return SLRTask(self.d, self.L, self.gamma)
+
+    @property
+    def run_steps(self) -> int:
+        """Runs × steps: the number of PGD updates of one (k, v) pair."""
+        return self.n_runs * self.n_steps
+
+    def scaled(self, **changes) -> "PGDConfig":
+        """A copy with some parameters changed (e.g. fewer steps for a quick look)."""
+        return replace(self, **changes)
+
+
+#: The paper's PGD experiments (Figures 4 and 7) by name, at its parameters (Appendix E.2).
+PGD_CONFIGS: dict[str, PGDConfig] = {
+    c.name: c
+    for c in (
+        PGDConfig(name="fig4a", title="Figure 4(a): uniform initialisation, decreasing λ_t = 1/(1 + 1e-4 t)",
+                  init="sphere", lam=1.0, schedule="paper", alpha=4e-3, n_steps=120_000, log_every=300),
+        PGDConfig(name="fig4b", title="Figure 4(b): initialisation on M, λ = 0.1 (Theorem 5)",
+                  init="manifold", lam=0.1, schedule="constant", alpha=4e-3, n_steps=20_000, log_every=200),
+        PGDConfig(name="fig7a", title="Figure 7(a): uniform initialisation, constant λ = 0.9",
+                  init="sphere", lam=0.9, schedule="constant", alpha=1e-3, n_steps=120_000, log_every=300),
+        PGDConfig(name="fig7b", title="Figure 7(b): uniform initialisation, constant λ = 0.1",
+                  init="sphere", lam=0.1, schedule="constant", alpha=4e-3, n_steps=20_000, log_every=200),
+    )
+}
+
+
+class PGDExperiment(NamedTuple):
+    """A finished PGD experiment: its configuration, the logged trajectories, the wall time."""
+
+    config: PGDConfig
+    result: PGDResult
+    seconds: float
+
+    @property
+    def excess_risk(self) -> np.ndarray:
+        r""":math:`\mathcal R_{\lambda_t}(k_t, v_t) - \varepsilon^2`, shape (runs, logged steps)."""
+        return np.asarray(self.result.risk) - self.config.task.eps**2
+
+
+class Initialisation(NamedTuple):
+    r"""Where an experiment starts: the task directions and the initial pairs of every run.
+
+    For PGD, ``k_star, v_star`` have shape (d,) (one task for all runs) and ``k0, v0`` shape
+    (runs, d). For stochastic PGD every run has its own task: ``k_star, v_star`` of shape
+    (runs, d), or (runs, M, d) for several locations, and ``k0, v0`` of shape (runs, heads, d).
+    """
+
+    k_star: jax.Array
+    v_star: jax.Array
+    k0: jax.Array
+    v0: jax.Array
+
+
+def pgd_initialisation(config: PGDConfig | str, key=None) -> Initialisation:
+    r"""The task directions and initial pairs that :func:`run_pgd_experiment` uses with ``key``.
+
+    ``key`` defaults to ``jax.random.key(config.seed)``. It is split in two: the first half
+    draws :math:`(k^\star, v^\star)` (:meth:`SLRTask.oracle_directions`), the second the
+    ``n_runs`` initial pairs, uniform on the sphere (:func:`slrlib.core.geometry.uniform_directions`)
+    or on the manifold :math:`\mathcal M` (:func:`slrlib.core.geometry.manifold_directions`).
+    """
+    config = resolve_config(config)
+    key = jax.random.key(config.seed) if key is None else check_key(key)
+    task = config.task
+    star_key, init_key = jax.random.split(key)
+    k_star, v_star = task.oracle_directions(star_key)
+    if config.init == "sphere":
+        k0, v0 = uniform_directions(init_key, config.d, (config.n_runs,))
+    else:
+        k0, v0 = manifold_directions(init_key, k_star, v_star, (config.n_runs,))
+    return Initialisation(k_star, v_star, k0, v0)
+
+
+def resolve_config(config: PGDConfig | str) -> PGDConfig:
+    """A :class:`PGDConfig`, given itself or its name in :data:`PGD_CONFIGS`."""
+    if isinstance(config, str):
+        if config not in PGD_CONFIGS:
+            raise ValueError(f"config must be one of {sorted(PGD_CONFIGS)}, got {config!r}")
+        config = PGD_CONFIGS[config]
+    if not isinstance(config, PGDConfig):
+        raise ValueError(f"config must be a PGDConfig or a name of PGD_CONFIGS, got {config!r}")
+    return config
+
+
+def run_pgd_experiment(config: PGDConfig | str, key=None) -> PGDExperiment:
+    """Run a PGD configuration (a :class:`PGDConfig` or a name of :data:`PGD_CONFIGS`).
+
+    ``key`` defaults to ``jax.random.key(config.seed)``: it draws :math:`(k^\\star, v^\\star)`,
+    then the ``n_runs`` initialisations. The wall time includes compilation.
+    """
+    config = resolve_config(config)
+    key = jax.random.key(config.seed) if key is None else check_key(key)
+    check_positive_int(config.n_runs, "n_runs")
+    start = time.perf_counter()
+    k_star, v_star, k0, v0 = pgd_initialisation(config, key)
+    result = pgd(k0, v0, k_star, v_star, config.task, lam=config.lam, alpha=config.alpha,
+                 n_steps=config.n_steps, schedule=config.schedule, log_every=config.log_every)
+    jax.block_until_ready(result.kappa)
+    return PGDExperiment(config, result, time.perf_counter() - start)
+
+
+def recovered(result: PGDResult, tol: float = 0.05) -> np.ndarray:
+    r"""Which runs end near :math:`\pm(k^\star, v^\star)`: :math:`|\kappa| > 1 - \text{tol}` and :math:`|\nu| > 1 - \text{tol}`."""
+    kappa = np.abs(np.asarray(result.kappa)[..., -1])
+    nu = np.abs(np.asarray(result.nu)[..., -1])
+    return (kappa > 1 - tol) & (nu > 1 - tol)
+
+
+def trajectory_runs(result: PGDResult, n: int = 2) -> list[int]:
+    """Runs whose :math:`(\\kappa, \\nu)` path a figure draws: the first recovering run and the
+    first failing one when both exist (so both outcomes are seen), completed by the next runs."""
+    ok = recovered(result)
+    picks: list[int] = []
+    for want in (True, False):
+        idx = np.flatnonzero(ok == want)
+        if idx.size:
+            picks.append(int(idx[0]))
+    for i in range(ok.size):
+        if len(picks) >= n:
+            break
+        if i not in picks:
+            picks.append(i)
+    return sorted(picks[:n])
+
+
+def pgd_table(exp: PGDExperiment) -> dict[str, np.ndarray]:
+    """The plotted data as tidy columns: one row per (run, logged step).
+
+    Columns: ``run, step, lam, kappa, nu, theta, eta, rho, excess_risk, distance``.
+    """
+    r = exp.result
+    n_runs, n_log = np.asarray(r.kappa).shape
+    runs = np.repeat(np.arange(n_runs), n_log)
+    cols = {
+        "run": runs,
+        "step": np.tile(r.steps, n_runs),
+        "lam": np.tile(r.lam, n_runs),
+    }
+    for name in ("kappa", "nu", "theta", "eta", "rho"):
+        cols[name] = np.asarray(getattr(r, name)).ravel()
+    cols["excess_risk"] = exp.excess_risk.ravel()
+    cols["distance"] = np.asarray(r.distance).ravel()
+    return cols
+
+
+# ------------------------------------------------------------------ stochastic PGD
+@dataclass(frozen=True, kw_only=True)
+class SGDConfig:
+    """One stochastic-PGD experiment (:func:`slrlib.training.sgd.sgd`): task, predictor, optimiser, runs."""
+
+    name: str
+    title: str
+    lam: float
+    decay: float
+    alpha: float
+    n_steps: int
+    log_every: int
+    batch_size: int = 5
+    test_size: int = 1000
+    d: int = 80
+    L: int = 10
+    M: int = 1
+    heads: int = 1
+    gamma: float = math.sqrt(0.5)
+    eps: float = 0.1
+    freeze_after: int | None = None
+    n_runs: int = 30
+    seed: int = 0
+    sampler: str = "exact"
+
+    @property
+    def final_lam(self) -> float:
+        r"""The inverse temperature at the last step, :math:`\lambda_T = \lambda_0/(1 + \text{decay}\cdot\min(T, t_{\rm freeze}))`."""
+        t_last = self.n_steps if self.freeze_after is None else min(self.n_steps, self.freeze_after)
+        return self.lam / (1.0 + self.decay * t_last)
+
+    @property
+    def task(self) -> SLRTask | MultiLocationTask:
+        if self.M == 1:
+            return SLRTask(self.d, self.L, self.gamma, self.eps)
+        return MultiLocationTask(self.d, self.L, self.M, self.gamma, self.eps)
+
+    @property
+    def run_steps(self) -> int:
+        """Runs × steps: the number of stochastic updates."""
+        return self.n_runs * self.n_steps
+
+    def scaled(self, **changes) -> "SGDConfig":
+        """A copy with some parameters changed."""
+        return replace(self, **changes)
+
+
+#: The stochastic-PGD experiments (Figures 5 and 9) by name.
+SGD_CONFIGS: dict[str, SGDConfig] = {
+    c.name: c
+    for c in (
+        SGDConfig(name="fig5", title="Figure 5: stochastic PGD on the empirical risk, λ_t = 2/(1 + 1e-4 t)",
+                  lam=2.0, decay=1e-4, alpha=1e-3, n_steps=200_000, log_every=500),
+        SGDConfig(name="fig9", title="Figure 9: two heads (31) on two relevant tokens (30)",
+                  lam=2.0, decay=2e-4, alpha=1e-3, n_steps=100_000, log_every=1000, M=2, heads=2,
+                  freeze_after=25_000, n_runs=20),
+    )
+}
+
+
+class SGDExperiment(NamedTuple):
+    """A finished stochastic-PGD experiment: configuration, logged trajectories, wall time."""
+
+    config: SGDConfig
+    result: SGDResult
+    seconds: float
+
+    @property
+    def excess_risk(self) -> np.ndarray:
+        """Held-out risk minus ε² (the paper's excess risk), shape (runs, logged steps)."""
+        return np.asarray(self.result.test_risk) - self.config.eps**2
+
+    @property
+    def population_excess_risk(self) -> np.ndarray:
+        r"""The exact :math:`\mathcal R_{\lambda_t}(k_t, v_t) - \varepsilon^2` (Proposition 15), one head
+        and one location only: the quantity the held-out risk estimates."""
+        if self.config.M != 1 or self.config.heads != 1:
+            raise ValueError("population_excess_risk needs M = 1 and heads = 1 (the closed form of Theorem 1)")
+        r = self.result
+        ov = [np.asarray(x)[:, 0, 0] for x in (r.kappa, r.nu, r.theta, r.eta)] + [np.asarray(r.rho)[:, 0]]
+        risk = risk_from_overlaps(*ov, np.asarray(r.lam)[None, :], self.config.task)
+        return np.asarray(risk) - self.config.eps**2
+
+
+def _resolve_sgd_config(config: SGDConfig | str) -> SGDConfig:
+    if isinstance(config, str):
+        if config not in SGD_CONFIGS:
+            raise ValueError(f"config must be one of {sorted(SGD_CONFIGS)}, got {config!r}")
+        config = SGD_CONFIGS[config]
+    if not isinstance(config, SGDConfig):
+        raise ValueError(f"config must be an SGDConfig or a name of SGD_CONFIGS, got {config!r}")
+    return config
+
+
+def _task_directions(config: SGDConfig, star_key):
+    task = config.task
+    stars = [task.oracle_directions(k) for k in jax.random.split(star_key, config.n_runs)]
+    return jnp.stack([s[0] for s in stars]), jnp.stack([s[1] for s in stars])
+
+
+def sgd_initialisation(config: SGDConfig | str, key=None) -> Initialisation:
+    r"""The task directions and initial pairs that :func:`run_sgd_experiment` uses with ``key``.
+
+    ``key`` (default ``jax.random.key(config.seed)``) is split into an initialisation key and
+    a key for the batches; the initialisation key is split again, into one key per run for
+    its task directions (:meth:`SLRTask.oracle_directions`) and one for the ``runs × heads``
+    initial pairs, uniform on the sphere (:func:`slrlib.core.geometry.uniform_directions`).
+    ``k_star, v_star`` have shape (runs, d) for one location, (runs, M, d) for several;
+    ``k0, v0`` shape (runs, heads, d).
+    """
+    config = _resolve_sgd_config(config)
+    key = jax.random.key(config.seed) if key is None else check_key(key)
+    star_key, init_key = jax.random.split(jax.random.split(key)[0])
+    K_star, V_star = _task_directions(config, star_key)
+    k0, v0 = uniform_directions(init_key, config.d, (config.n_runs * config.heads,))
+    shape = (config.n_runs, config.heads, config.d)
+    return Initialisation(K_star, V_star, k0.reshape(shape), v0.reshape(shape))
+
+
+def sgd_task_directions(config: SGDConfig | str, key=None) -> tuple[jax.Array, jax.Array]:
+    """Each run's task directions, as :func:`run_sgd_experiment` draws them with the same key
+    (default ``jax.random.key(config.seed)``): ``(K_star, V_star)`` of shape (runs, d) for one
+    location, (runs, M, d) for several. Cheap: no SGD step is taken, no start point drawn."""
+    config = _resolve_sgd_config(config)
+    key = jax.random.key(config.seed) if key is None else check_key(key)
+    star_key = jax.random.split(jax.random.split(key)[0])[0]  # as in sgd_initialisation
+    return _task_directions(config, star_key)
+
+
+def run_sgd_experiment(config: SGDConfig | str, key=None) -> SGDExperiment:
+    """Run a stochastic-PGD configuration (an :class:`SGDConfig` or a name of :data:`SGD_CONFIGS`).
+
+    ``key`` defaults to ``jax.random.key(config.seed)``; it draws each run's task directions,
+    the initialisations, then the batches and held-out sets. The wall time includes compilation.
+    """
+    config = _resolve_sgd_config(config)
+    key = jax.random.key(config.seed) if key is None else check_key(key)
+    check_positive_int(config.n_runs, "n_runs")
+    check_positive_int(config.heads, "heads")
+    start = time.perf_counter()
+    run_key = jax.random.split(key)[1]
+    K_star, V_star, K0, V0 = sgd_initialisation(config, key)
+    result = sgd(K0, V0, K_star, V_star, config.task, lam=config.lam, alpha=config.alpha,
+                 n_steps=config.n_steps, batch_size=config.batch_size, key=run_key,
+                 decay=config.decay, freeze_after=config.freeze_after, log_every=config.log_every,
+                 test_size=config.test_size, sampler=config.sampler)
+    return SGDExperiment(config, result, time.perf_counter() - start)
+
+
+def sgd_table(exp: SGDExperiment) -> dict[str, np.ndarray]:
+    """The logged data as tidy columns: one row per (run, head, location, logged step).
+
+    Columns: ``run, head, location, step, lam, kappa, nu, theta, eta, rho, excess_risk``
+    (plus ``population_excess_risk`` for one head and one location).
+    """
+    r = exp.result
+    kappa = np.asarray(r.kappa)
+    runs, H, M, n_log = kappa.shape
+    grid = np.meshgrid(np.arange(runs), np.arange(H), np.arange(M), np.arange(n_log), indexing="ij")
+    run, head, loc, idx = (g.ravel() for g in grid)
+    cols = {"run": run, "head": head, "location": loc, "step": np.asarray(r.steps)[idx],
+            "lam": np.asarray(r.lam)[idx]}
+    for name in ("kappa", "nu", "theta", "eta"):
+        cols[name] = np.asarray(getattr(r, name)).ravel()
+    cols["rho"] = np.asarray(r.rho)[run, head, idx]
+    cols["excess_risk"] = exp.excess_risk[run, idx]
+    if M == 1 and H == 1:
+        cols["population_excess_risk"] = exp.population_excess_risk[run, idx]
+    return cols

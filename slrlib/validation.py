@@ -1,0 +1,176 @@
+"""Input validation at the public boundary of ``slrlib``.
+
+Every check raises a :class:`ValueError` that names the parameter, shows its value and
+says what is allowed. Value checks run only on concrete inputs: under ``jax`` tracing
+(inside ``jax.grad``, ``jax.jit`` or ``jax.vmap``) values are unknown and the checks on
+values are skipped, while shape checks still apply.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+__all__ = [
+    "UNIT_NORM_TOL",
+    "ORTHOGONALITY_TOL",
+    "is_concrete",
+    "check_positive_int",
+    "check_real_scalar",
+    "as_float_array",
+    "check_finite",
+    "check_nonnegative",
+    "check_last_dim",
+    "check_shape",
+    "check_unit_norm",
+    "check_orthogonal",
+    "check_key",
+]
+
+#: Tolerance on unit norms (task directions, PGD iterates).
+UNIT_NORM_TOL = 1e-6
+#: Tolerance on :math:`|\langle k^\star, v^\star\rangle|` (Assumption 1).
+ORTHOGONALITY_TOL = 1e-6
+
+
+def _short(value) -> str:
+    """A compact rendering of a value for error messages."""
+    try:
+        arr = np.asarray(value)
+    except Exception:  # pragma: no cover - exotic objects
+        return repr(value)
+    if arr.ndim == 0:
+        return repr(arr.item())
+    with np.printoptions(precision=4, threshold=6, edgeitems=2):
+        return f"array of shape {arr.shape}: {arr}"
+
+
+def is_concrete(x) -> bool:
+    """True when ``x`` carries values (it is not a ``jax`` tracer).
+
+    Checks on concrete values use NumPy, so they also work on constants captured
+    inside a function being traced by ``jax.jit``.
+    """
+    return not isinstance(x, jax.core.Tracer)
+
+
+def check_positive_int(value, name: str) -> int:
+    """A positive integer (``bool`` excluded); returns it as ``int``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        if isinstance(value, float) and math.isfinite(value) and value == int(value):
+            raise ValueError(
+                f"{name} must be a positive integer, got {value!r} (a float); pass {int(value)}"
+            )
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if value < 1:
+        raise ValueError(f"{name} must be a positive integer (>= 1), got {value!r}")
+    return int(value)
+
+
+def check_real_scalar(value, name: str, *, minimum=None, strict=False) -> float:
+    """A finite real number, optionally bounded below; returns it as ``float``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        arr = np.asarray(value) if not isinstance(value, (str, bytes)) else None
+        if arr is None or arr.ndim != 0 or not np.issubdtype(arr.dtype, np.number):
+            raise ValueError(f"{name} must be a real number, got {value!r}")
+        value = arr.item()
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    if minimum is not None:
+        if strict and not value > minimum:
+            raise ValueError(f"{name} must be > {minimum}, got {value!r}")
+        if not strict and not value >= minimum:
+            raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
+    return value
+
+
+def as_float_array(x, name: str):
+    """Convert to a floating ``jax`` array (tracers pass through)."""
+    if not is_concrete(x):
+        return x
+    if isinstance(x, (str, bytes)):
+        raise ValueError(f"{name} must be a real array, got {x!r}")
+    try:
+        arr = jnp.asarray(x)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{name} must be a real array, got {x!r}") from err
+    if not (jnp.issubdtype(arr.dtype, jnp.floating) or jnp.issubdtype(arr.dtype, jnp.integer)):
+        raise ValueError(f"{name} must be a real array, got dtype {arr.dtype}")
+    if not jnp.issubdtype(arr.dtype, jnp.floating):
+        arr = arr.astype(jnp.result_type(float))
+    return arr
+
+
+def check_finite(x, name: str) -> None:
+    """No NaN and no infinity."""
+    if is_concrete(x) and not np.all(np.isfinite(np.asarray(x))):
+        raise ValueError(f"{name} must be finite (no NaN or inf), got {_short(x)}")
+
+
+def check_nonnegative(x, name: str) -> None:
+    """All entries ``>= 0``."""
+    if is_concrete(x) and not np.all(np.asarray(x) >= 0):
+        raise ValueError(f"{name} must be >= 0, got {_short(x)}")
+
+
+def check_last_dim(x, name: str, d: int) -> None:
+    """At least one axis, the last of length ``d``."""
+    if jnp.ndim(x) < 1 or jnp.shape(x)[-1] != d:
+        raise ValueError(
+            f"{name} must have shape (..., {d}) (last axis = d = {d}), got shape {jnp.shape(x)}"
+        )
+
+
+def check_shape(x, name: str, shape: tuple) -> None:
+    """Exactly ``shape``."""
+    if tuple(jnp.shape(x)) != tuple(shape):
+        raise ValueError(f"{name} must have shape {tuple(shape)}, got shape {jnp.shape(x)}")
+
+
+def check_unit_norm(x, name: str, tol: float = UNIT_NORM_TOL) -> None:
+    """Every vector along the last axis has Euclidean norm 1 (within ``tol``)."""
+    if not is_concrete(x):
+        return
+    norms = np.linalg.norm(np.asarray(x), axis=-1)
+    if not np.all(np.abs(norms - 1.0) <= tol):
+        worst = float(np.max(np.abs(norms - 1.0)))
+        raise ValueError(
+            f"{name} must have unit Euclidean norm along its last axis (tolerance {tol}); "
+            f"largest | ||{name}|| - 1 | is {worst:.3g}"
+        )
+
+
+def check_orthogonal(a, b, name_a: str, name_b: str, tol: float = ORTHOGONALITY_TOL) -> None:
+    """``|<a, b>| <= tol`` (Assumption 1 for k*, v*)."""
+    if not (is_concrete(a) and is_concrete(b)):
+        return
+    dot = float(np.max(np.abs(np.sum(np.asarray(a) * np.asarray(b), axis=-1))))
+    if dot > tol:
+        raise ValueError(
+            f"{name_a} must be orthogonal to {name_b} (Assumption 1): "
+            f"|<{name_a}, {name_b}>| = {dot:.3g} > {tol}"
+        )
+
+
+def check_key(key, name: str = "key"):
+    """A ``jax.random`` key: new-style typed key or legacy ``uint32[2]``."""
+    if not is_concrete(key):
+        return key
+    try:
+        if jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
+            return key
+    except AttributeError:
+        raise ValueError(
+            f"{name} must be a jax.random key (jax.random.key(seed) or PRNGKey(seed)), got {key!r}"
+        ) from None
+    if key.dtype == jnp.uint32 and key.shape == (2,):
+        return key
+    raise ValueError(
+        f"{name} must be a jax.random key (jax.random.key(seed) or PRNGKey(seed)), "
+        f"got dtype {key.dtype} and shape {key.shape}"
+    )

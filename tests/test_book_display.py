@@ -1,0 +1,35 @@
+"""slrlib.book.display: tables that render as tables, first-passage times."""
+
+import numpy as np
+import pytest
+
+from slrlib.book.display import first_passage, table, text_table
+
+
+def test_table_text_and_html():
+    t = table(["name", "value"], [("a<b", 1.23456), ("c", -2.0)], ["", "+.2f"])
+    assert str(t).splitlines() == ["name  value", "----  -----", " a<b  +1.23", "   c  -2.00"]
+    assert text_table(["name", "value"], [("a<b", 1.23456), ("c", -2.0)], ["", "+.2f"]) == str(t)
+    h = t._repr_html_()
+    assert h.count("<tr>") == 3 and "a&lt;b" in h and "+1.23" in h and "<th>value</th>" in h
+
+
+def test_table_bad_input():
+    with pytest.raises(ValueError, match="formats"):
+        table(["a", "b"], [(1, 2)], [""])
+    with pytest.raises(ValueError, match="rows"):
+        table(["a", "b"], [(1, 2, 3)])
+
+
+def test_first_passage_against_a_loop():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((7, 30)).cumsum(axis=1)
+    steps = np.arange(30) * 10
+    for absolute in (False, True):
+        got = first_passage(x, 2.0, steps, absolute=absolute)
+        for r in range(7):
+            y = np.abs(x[r]) if absolute else x[r]
+            hits = [s for s, val in zip(steps, y) if val > 2.0]
+            assert (np.isnan(got[r]) and not hits) or got[r] == hits[0]
+    with pytest.raises(ValueError, match="shape"):
+        first_passage(x, 1.0, steps[:-1])
