@@ -26,6 +26,8 @@ Importing slrlib also lowers JAX's Threefry generator on CPU with its rounds unr
 (:mod:`slrlib.threefry`): the same random bits, several times faster.
 """
 
+from __future__ import annotations
+
 import jax as _jax
 
 _jax.config.update("jax_enable_x64", True)

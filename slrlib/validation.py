@@ -14,6 +14,7 @@ import numbers
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 
 __all__ = [
     "UNIT_NORM_TOL",
@@ -49,7 +50,7 @@ def _short(value) -> str:
         return f"array of shape {arr.shape}: {arr}"
 
 
-def is_concrete(x) -> bool:
+def is_concrete(x: object) -> bool:
     """True when ``x`` carries values (it is not a ``jax`` tracer).
 
     Checks on concrete values use NumPy, so they also work on constants captured
@@ -58,7 +59,7 @@ def is_concrete(x) -> bool:
     return not isinstance(x, jax.core.Tracer)
 
 
-def check_positive_int(value, name: str) -> int:
+def check_positive_int(value: object, name: str) -> int:
     """A positive integer (``bool`` excluded); returns it as ``int``."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         if isinstance(value, float) and math.isfinite(value) and value == int(value):
@@ -71,7 +72,7 @@ def check_positive_int(value, name: str) -> int:
     return int(value)
 
 
-def check_real_scalar(value, name: str, *, minimum=None, strict=False) -> float:
+def check_real_scalar(value: object, name: str, *, minimum: float | None = None, strict: bool = False) -> float:
     """A finite real number, optionally bounded below; returns it as ``float``."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         arr = np.asarray(value) if not isinstance(value, (str, bytes)) else None
@@ -89,7 +90,7 @@ def check_real_scalar(value, name: str, *, minimum=None, strict=False) -> float:
     return value
 
 
-def as_float_array(x, name: str):
+def as_float_array(x: ArrayLike, name: str) -> jax.Array:
     """Convert to a floating ``jax`` array (tracers pass through)."""
     if not is_concrete(x):
         return x
@@ -106,19 +107,19 @@ def as_float_array(x, name: str):
     return arr
 
 
-def check_finite(x, name: str) -> None:
+def check_finite(x: ArrayLike, name: str) -> None:
     """No NaN and no infinity."""
     if is_concrete(x) and not np.all(np.isfinite(np.asarray(x))):
         raise ValueError(f"{name} must be finite (no NaN or inf), got {_short(x)}")
 
 
-def check_nonnegative(x, name: str) -> None:
+def check_nonnegative(x: ArrayLike, name: str) -> None:
     """All entries ``>= 0``."""
     if is_concrete(x) and not np.all(np.asarray(x) >= 0):
         raise ValueError(f"{name} must be >= 0, got {_short(x)}")
 
 
-def check_last_dim(x, name: str, d: int) -> None:
+def check_last_dim(x: ArrayLike, name: str, d: int) -> None:
     """At least one axis, the last of length ``d``."""
     if jnp.ndim(x) < 1 or jnp.shape(x)[-1] != d:
         raise ValueError(
@@ -126,13 +127,13 @@ def check_last_dim(x, name: str, d: int) -> None:
         )
 
 
-def check_shape(x, name: str, shape: tuple) -> None:
+def check_shape(x: ArrayLike, name: str, shape: tuple) -> None:
     """Exactly ``shape``."""
     if tuple(jnp.shape(x)) != tuple(shape):
         raise ValueError(f"{name} must have shape {tuple(shape)}, got shape {jnp.shape(x)}")
 
 
-def check_unit_norm(x, name: str, tol: float = UNIT_NORM_TOL) -> None:
+def check_unit_norm(x: ArrayLike, name: str, tol: float = UNIT_NORM_TOL) -> None:
     """Every vector along the last axis has Euclidean norm 1 (within ``tol``)."""
     if not is_concrete(x):
         return
@@ -145,7 +146,7 @@ def check_unit_norm(x, name: str, tol: float = UNIT_NORM_TOL) -> None:
         )
 
 
-def check_orthogonal(a, b, name_a: str, name_b: str, tol: float = ORTHOGONALITY_TOL) -> None:
+def check_orthogonal(a: ArrayLike, b: ArrayLike, name_a: str, name_b: str, tol: float = ORTHOGONALITY_TOL) -> None:
     """``|<a, b>| <= tol`` (Assumption 1 for k*, v*)."""
     if not (is_concrete(a) and is_concrete(b)):
         return
@@ -157,7 +158,7 @@ def check_orthogonal(a, b, name_a: str, name_b: str, tol: float = ORTHOGONALITY_
         )
 
 
-def check_key(key, name: str = "key"):
+def check_key(key: object, name: str = "key") -> jax.Array:
     """A ``jax.random`` key: new-style typed key or legacy ``uint32[2]``."""
     if not is_concrete(key):
         return key

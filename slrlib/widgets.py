@@ -27,9 +27,13 @@ import json
 import math
 import uuid
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import ipywidgets
+    from matplotlib.figure import Figure
 
 __all__ = ["Slider", "SliderFigure", "slider_figure", "format_value"]
 
@@ -147,7 +151,7 @@ class SliderFigure:
         self.dpi = dpi
 
     # -------------------------------------------------------------- computing
-    def frame(self, **values):
+    def frame(self, **values: Any) -> Figure:
         """The Figure at one grid point (missing sliders take their default)."""
         params = {s.name: s.default for s in self.sliders}
         for name, value in values.items():
@@ -206,7 +210,7 @@ class SliderFigure:
         )
 
     # -------------------------------------------------------------- live widget
-    def widget(self):
+    def widget(self) -> ipywidgets.VBox:
         """The live ipywidgets version: one SelectionSlider per parameter and an output area."""
         import ipywidgets as widgets
         import matplotlib.pyplot as plt
@@ -254,7 +258,7 @@ class SliderFigure:
         return f"SliderFigure({getattr(self.plot, '__name__', 'plot')}; {names})"
 
 
-def slider_figure(plot: Callable[..., Any], *sliders: Slider, dpi: int = 72, **fixed) -> SliderFigure:
+def slider_figure(plot: Callable[..., Any], *sliders: Slider, dpi: int = 72, **fixed: Any) -> SliderFigure:
     """A figure with sliders, live in Jupyter and kernel-free in the static book.
 
     Parameters

@@ -166,3 +166,59 @@ def test_one_public_api_per_module(path):
                if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and not n.name.startswith("_")]
     unlisted = [n for n in defined if n not in module.__all__]
     assert not unlisted, f"{dotted} defines public names missing from __all__: {unlisted}"
+
+
+def _missing_annotations(source: str) -> tuple[int, list[tuple[int, str]]]:
+    """The public functions and the public methods of public classes defined at the top of a module
+    (properties included): how many there are, and ``(line, name)`` for each one missing the
+    annotation of a parameter (``self`` and ``cls`` of methods excepted) or of its return."""
+    checked, missing = 0, []
+
+    def check(node: ast.FunctionDef | ast.AsyncFunctionDef, name: str, method: bool) -> None:
+        nonlocal checked
+        checked += 1
+        a = node.args
+        params = a.posonlyargs + a.args + a.kwonlyargs + [p for p in (a.vararg, a.kwarg) if p is not None]
+        if method:
+            params = [p for p in params if p.arg not in ("self", "cls")]
+        if node.returns is None or any(p.annotation is None for p in params):
+            missing.append((node.lineno, name))
+
+    functions = (ast.FunctionDef, ast.AsyncFunctionDef)
+    for node in ast.parse(source).body:
+        if isinstance(node, functions) and not node.name.startswith("_"):
+            check(node, node.name, method=False)
+        elif isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+            for item in node.body:
+                if isinstance(item, functions) and not item.name.startswith("_"):
+                    check(item, f"{node.name}.{item.name}", method=True)
+    return checked, missing
+
+
+def test_library_functions_are_annotated():
+    """Every public function, and every public method of a public class, of the library layers
+    (all of slrlib but the book) annotates each parameter (but ``self``, ``cls``) and its return."""
+    sample = (
+        "def ok(x: int, *a: int, k: str = '', **kw: float) -> int: ...\n"
+        "def no_return(x: int): ...\n"
+        "def no_param(x, y: int) -> int: ...\n"
+        "def no_kwargs(**kw) -> None: ...\n"
+        "def _private(x): ...\n"
+        "class C:\n"
+        "    def ok(self, x: int) -> int: ...\n"
+        "    @property\n"
+        "    def prop(self): ...\n"
+        "    def __init__(self, x): ...\n"
+    )
+    assert _missing_annotations(sample) == (6, [(2, "no_return"), (3, "no_param"), (4, "no_kwargs"), (9, "C.prop")])
+
+    checked, bad = 0, []
+    modules = [p for p in _modules() if "book" not in p.relative_to(ROOT).parts]
+    for path in modules:
+        n, missing = _missing_annotations(path.read_text())
+        checked += n
+        bad += [f"{path.relative_to(ROOT)}:{line} {name}" for line, name in missing]
+    print(f"{checked} public functions and methods in {len(modules)} modules of the library layers")
+    layers = {_dotted(p).split(".")[1] for p in modules if "." in _dotted(p)}
+    assert layers >= {"core", "training", "experiments", "plots", "figures", "case_studies"}, layers
+    assert not bad, f"{len(bad)} of {checked} public functions and methods lack annotations:\n" + "\n".join(bad)

@@ -6,6 +6,8 @@
 Modules load on first use.
 """
 
+from __future__ import annotations
+
 import importlib as _importlib
 
 __all__ = ["probing", "token_selection"]

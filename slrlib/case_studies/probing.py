@@ -38,9 +38,12 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from jax.typing import ArrayLike
 
 __all__ = [
     "SENTIMENT_SEEN",
@@ -435,7 +438,7 @@ def _check_labels(labels, n: int, name: str) -> np.ndarray:
     return arr.astype(np.int64)
 
 
-def fit_probes(states, labels, *, C: float = 1.0, max_iter: int = 2000) -> list:
+def fit_probes(states: ArrayLike, labels: ArrayLike, *, C: float = 1.0, max_iter: int = 2000) -> list:
     r"""One linear probe per layer: standardisation then L2-regularised logistic regression.
 
     ``states`` is ``(n, layers, hidden)`` (from :func:`cls_states`), ``labels`` is ``(n,)`` in
@@ -465,7 +468,7 @@ def fit_probes(states, labels, *, C: float = 1.0, max_iter: int = 2000) -> list:
     ]
 
 
-def probe_accuracies(probes: Sequence, states, labels) -> np.ndarray:
+def probe_accuracies(probes: Sequence, states: ArrayLike, labels: ArrayLike) -> np.ndarray:
     """Accuracy of each layer's probe on one set: array ``(layers,)``."""
     states = _check_states(states, "states")
     labels = _check_labels(labels, states.shape[0], "labels")
@@ -474,7 +477,7 @@ def probe_accuracies(probes: Sequence, states, labels) -> np.ndarray:
     return np.array([np.mean(p.predict(_layer(states, layer)) == labels) for layer, p in enumerate(probes)])
 
 
-def probe_aucs(probes: Sequence, states, labels) -> np.ndarray:
+def probe_aucs(probes: Sequence, states: ArrayLike, labels: ArrayLike) -> np.ndarray:
     """Area under the ROC curve of each layer's probe score on one set: array ``(layers,)``.
 
     The AUC is the probability that a random positive sentence scores above a random

@@ -9,6 +9,8 @@ r"""The task and its closed forms: what the paper proves things about.
 * :mod:`slrlib.core.geometry`: unit vectors with prescribed overlaps, random start points.
 """
 
+from __future__ import annotations
+
 from slrlib.core import gaussian, geometry, montecarlo, predictors, risk, task
 
 __all__ = ["task", "gaussian", "predictors", "risk", "montecarlo", "geometry"]

@@ -34,6 +34,7 @@ import math
 import jax
 import jax.numpy as jnp
 from jax.scipy.special import erf, owens_t
+from jax.typing import ArrayLike
 
 from slrlib.validation import as_float_array, check_finite, check_nonnegative
 
@@ -51,42 +52,42 @@ __all__ = [
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
-def erf_prime(x):
+def erf_prime(x: ArrayLike) -> jax.Array:
     r"""Derivative of erf: :math:`\operatorname{erf}'(x) = \frac{2}{\sqrt\pi} e^{-x^2}`."""
     return _TWO_OVER_SQRT_PI * jnp.exp(-jnp.square(x))
 
 
-def erf_second(x):
+def erf_second(x: ArrayLike) -> jax.Array:
     r"""Second derivative of erf: :math:`\operatorname{erf}''(x) = -2x\,\operatorname{erf}'(x)`."""
     return -2.0 * x * erf_prime(x)
 
 
-def expected_erf(a, b):
+def expected_erf(a: ArrayLike, b: ArrayLike) -> jax.Array:
     r""":math:`\mathbb E \operatorname{erf}(aG + b) = \operatorname{erf}\big(b / \sqrt{1 + 2a^2}\big)`
     (Lemma 18 (i))."""
     return erf(b / jnp.sqrt(1.0 + 2.0 * jnp.square(a)))
 
 
-def expected_erf_prime(a, b):
+def expected_erf_prime(a: ArrayLike, b: ArrayLike) -> jax.Array:
     r""":math:`\mathbb E \operatorname{erf}'(aG + b) = \frac{2}{\sqrt\pi}
     \frac{e^{-b^2/(1+2a^2)}}{\sqrt{1+2a^2}}` (Lemma 18 (ii))."""
     c = 1.0 + 2.0 * jnp.square(a)
     return _TWO_OVER_SQRT_PI * jnp.exp(-jnp.square(b) / c) / jnp.sqrt(c)
 
 
-def expected_erf_sq_centered(a):
+def expected_erf_sq_centered(a: ArrayLike) -> jax.Array:
     r""":math:`\mathbb E \operatorname{erf}(aG)^2 = \frac{2}{\pi}
     \arcsin\frac{2a^2}{1 + 2a^2}`, i.e. :math:`\zeta(0, a)`."""
     a2 = jnp.square(a)
     return (2.0 / math.pi) * jnp.arcsin(2.0 * a2 / (1.0 + 2.0 * a2))
 
 
-def expected_erf_prime_sq_centered(a):
+def expected_erf_prime_sq_centered(a: ArrayLike) -> jax.Array:
     r""":math:`\mathbb E \operatorname{erf}'(aG)^2 = \frac{4}{\pi\sqrt{1 + 4a^2}}`."""
     return 4.0 / (math.pi * jnp.sqrt(1.0 + 4.0 * jnp.square(a)))
 
 
-def zeta_dt(t, s):
+def zeta_dt(t: ArrayLike, s: ArrayLike) -> jax.Array:
     r"""Exact :math:`\partial_t \zeta(t, s)`.
 
     .. math::
@@ -137,7 +138,7 @@ def _zeta_jvp(primals, tangents):
 _zeta_jit = jax.jit(_zeta)
 
 
-def zeta(t, s):
+def zeta(t: ArrayLike, s: ArrayLike) -> jax.Array:
     r"""Closed form of :math:`\zeta(t, s) = \mathbb E[\operatorname{erf}(t + sG)^2]`.
 
     .. math::

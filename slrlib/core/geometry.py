@@ -28,6 +28,7 @@ from typing import Sequence
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 
 from slrlib.core.task import check_directions
 from slrlib.validation import check_key, check_positive_int
@@ -81,8 +82,8 @@ def canonical_directions(d: int) -> tuple[jax.Array, jax.Array]:
     return eye[0], eye[1]
 
 
-def overlap_coordinates(kappa, nu, theta, eta, rho, *, project: bool = False,
-                        tol: float = GRAM_TOL) -> tuple[np.ndarray, np.ndarray]:
+def overlap_coordinates(kappa: ArrayLike, nu: ArrayLike, theta: ArrayLike, eta: ArrayLike, rho: ArrayLike, *,
+                        project: bool = False, tol: float = GRAM_TOL) -> tuple[np.ndarray, np.ndarray]:
     r"""Coordinates of unit vectors :math:`(k, v)` with the given overlaps, in the basis :math:`(k^\star, v^\star, u_1, u_2)`.
 
     .. math::
@@ -178,7 +179,8 @@ def overlap_coordinates(kappa, nu, theta, eta, rho, *, project: bool = False,
     return k / np.linalg.norm(k, axis=-1, keepdims=True), v / np.linalg.norm(v, axis=-1, keepdims=True)
 
 
-def vectors_with_overlaps(kappa, nu, theta, eta, rho, d: int, tol: float = GRAM_TOL):
+def vectors_with_overlaps(kappa: ArrayLike, nu: ArrayLike, theta: ArrayLike, eta: ArrayLike, rho: ArrayLike,
+                          d: int, tol: float = GRAM_TOL) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
     r"""Unit vectors of :math:`\mathbb R^d` with the given overlaps with :math:`k^\star = e_1, v^\star = e_2`.
 
     The coordinates of :func:`overlap_coordinates` in the canonical basis :math:`e_1, \dots, e_4`.
@@ -228,7 +230,8 @@ def _combine(k_star, v_star, u, ck, cv):
     return k / jnp.linalg.norm(k), v / jnp.linalg.norm(v)
 
 
-def directions_with_overlaps(kappa, nu, theta, eta, rho, k_star, v_star, key):
+def directions_with_overlaps(kappa: ArrayLike, nu: ArrayLike, theta: ArrayLike, eta: ArrayLike, rho: ArrayLike,
+                             k_star: ArrayLike, v_star: ArrayLike, key: jax.Array) -> tuple[jax.Array, jax.Array]:
     r"""Random unit vectors :math:`(k, v)` with the given overlaps with the task directions.
 
     .. math::
@@ -285,7 +288,7 @@ def _uniform_pair(key, d, shape):
     return k / jnp.linalg.norm(k, axis=-1, keepdims=True), v / jnp.linalg.norm(v, axis=-1, keepdims=True)
 
 
-def uniform_directions(key, d: int, shape: Sequence[int] = ()) -> tuple[jax.Array, jax.Array]:
+def uniform_directions(key: jax.Array, d: int, shape: Sequence[int] = ()) -> tuple[jax.Array, jax.Array]:
     r"""Pairs :math:`(k, v)`, independent and uniform on :math:`\mathbb S^{d-1}`: the paper's uniform initialisation.
 
     Parameters
@@ -325,7 +328,8 @@ def _manifold_pair(key, k_star, v_star, n):
     return k, v / jnp.linalg.norm(v, axis=-1, keepdims=True)
 
 
-def manifold_directions(key, k_star, v_star, shape: Sequence[int] = ()) -> tuple[jax.Array, jax.Array]:
+def manifold_directions(key: jax.Array, k_star: ArrayLike, v_star: ArrayLike,
+                        shape: Sequence[int] = ()) -> tuple[jax.Array, jax.Array]:
     r"""Random pairs :math:`(k, v)` on the manifold :math:`\mathcal M = \{\theta = \eta = \rho = 0\}` (eq. 11).
 
     As in the paper's code: :math:`k` uniform, then orthogonalised against :math:`v^\star`;

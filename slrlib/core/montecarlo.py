@@ -17,6 +17,7 @@ from typing import Any, Callable, Mapping
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 
 from typing import NamedTuple
 
@@ -40,7 +41,7 @@ class MonteCarloEstimate(NamedTuple):
     stderr: np.ndarray
     n: int
 
-    def z_score(self, reference) -> np.ndarray:
+    def z_score(self, reference: ArrayLike) -> np.ndarray:
         """``(mean - reference) / stderr``: the gap to a reference value in standard errors."""
         return (self.mean - np.asarray(reference)) / self.stderr
 
@@ -50,7 +51,7 @@ def default_batch_size(task: SLRTask, n_samples: int) -> int:
     return max(1, min(n_samples, 4_000_000 // (task.L * task.d)))
 
 
-def mean_with_stderr(values, axis: int = 0) -> MonteCarloEstimate:
+def mean_with_stderr(values: ArrayLike, axis: int = 0) -> MonteCarloEstimate:
     r"""Sample mean along ``axis`` with its standard error :math:`s/\sqrt n`.
 
     ``s`` is the sample standard deviation (``ddof = 1``). For 0/1 values (a success
@@ -106,12 +107,12 @@ class RunningMoments:
 def monte_carlo_mean(
     statistic: Callable[[Sample], Any],
     task: SLRTask,
-    k_star,
-    v_star,
-    key,
+    k_star: ArrayLike,
+    v_star: ArrayLike,
+    key: jax.Array,
     n_samples: int = 100_000,
     batch_size: int | None = None,
-):
+) -> Any:
     r"""Monte Carlo estimate of :math:`\mathbb E[S(\mathbb X, Y, J_0)]` with its standard error.
 
     Parameters

@@ -12,6 +12,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 from jax.scipy.special import erf, logsumexp
+from jax.typing import ArrayLike
 
 from slrlib.validation import (
     as_float_array,
@@ -67,7 +68,7 @@ def _project(X, u):
     return jnp.einsum("...ld,...d->...l", X, u)
 
 
-def hard_oracle(X, k_star, v_star):
+def hard_oracle(X: ArrayLike, k_star: ArrayLike, v_star: ArrayLike) -> jax.Array:
     r"""The oracle predictor (1): :math:`T^\star(\mathbb X) = X_{\hat\jmath}^\top v^\star`,
     :math:`\hat\jmath = \arg\max_\ell X_\ell^\top k^\star`.
 
@@ -83,7 +84,7 @@ def hard_oracle(X, k_star, v_star):
     return jnp.sum(weights * _project(X, v_star), axis=-1)
 
 
-def softmax_attention(X, k, v, lam):
+def softmax_attention(X: ArrayLike, k: ArrayLike, v: ArrayLike, lam: ArrayLike) -> jax.Array:
     r"""Softmax attention (2):
     :math:`T^{\rm soft}_\lambda(\mathbb X) = \sum_\ell \operatorname{softmax}(\lambda \mathbb X k)_\ell\, X_\ell^\top v`.
 
@@ -100,7 +101,7 @@ def softmax_attention(X, k, v, lam):
     return jnp.sum(weights * _project(X, v), axis=-1)
 
 
-def erf_attention(X, k, v, lam):
+def erf_attention(X: ArrayLike, k: ArrayLike, v: ArrayLike, lam: ArrayLike) -> jax.Array:
     r"""The paper's predictor (3):
     :math:`T^{(k,v)}_\lambda(\mathbb X) = \sum_{\ell=1}^L \operatorname{erf}(\lambda X_\ell^\top k)\, X_\ell^\top v`.
 
@@ -115,7 +116,7 @@ def erf_attention(X, k, v, lam):
     return jnp.sum(erf(lam * _project(X, k)) * _project(X, v), axis=-1)
 
 
-def multi_head_erf_attention(X, K, V, lam):
+def multi_head_erf_attention(X: ArrayLike, K: ArrayLike, V: ArrayLike, lam: ArrayLike) -> jax.Array:
     r"""The multi-head predictor (31):
     :math:`\sum_{h=1}^{H} \sum_{\ell=1}^L \operatorname{erf}(\lambda X_\ell^\top k_h)\, X_\ell^\top v_h`.
 
@@ -137,7 +138,7 @@ def multi_head_erf_attention(X, K, V, lam):
     return jnp.sum(erf(lam * pk) * pv, axis=(-2, -1))
 
 
-def linear_predictor(X, W):
+def linear_predictor(X: ArrayLike, W: ArrayLike) -> jax.Array:
     r"""A linear predictor :math:`f_W(\mathbb X) = \sum_\ell w_\ell^\top X_\ell`, ``W`` of shape (L, d)."""
     X = _tokens(X)
     W = as_float_array(W, "W")
@@ -146,7 +147,7 @@ def linear_predictor(X, W):
     return jnp.einsum("...ld,ld->...", X, W)
 
 
-def best_linear_weights(task: SLRTask, v_star):
+def best_linear_weights(task: SLRTask, v_star: ArrayLike) -> jax.Array:
     r"""The best linear predictor of Proposition 3:
     :math:`w_\ell = \dfrac{\pi_\ell \gamma^2}{1 - \pi_\ell + \pi_\ell \gamma^2}\, v^\star`.
 
@@ -165,7 +166,7 @@ def best_linear_weights(task: SLRTask, v_star):
     return coef[:, None] * v_star[None, :]
 
 
-def bayes_posterior(X, k_star, task: SLRTask):
+def bayes_posterior(X: ArrayLike, k_star: ArrayLike, task: SLRTask) -> jax.Array:
     r"""Posterior law of the relevant position, :math:`p_\ell(\mathbb X) = \mathbb P(J_0 = \ell \mid \mathbb X)`.
 
     By Bayes' rule with the Gaussian densities of Section 2,
@@ -193,7 +194,7 @@ def bayes_posterior(X, k_star, task: SLRTask):
     return jnp.exp(logits - logsumexp(logits, axis=-1, keepdims=True))
 
 
-def bayes_predictor(X, k_star, v_star, task: SLRTask):
+def bayes_predictor(X: ArrayLike, k_star: ArrayLike, v_star: ArrayLike, task: SLRTask) -> jax.Array:
     r"""The Bayes predictor :math:`\mathbb E[Y \mid \mathbb X] = \sum_\ell p_\ell(\mathbb X)\, X_\ell^\top v^\star`.
 
     It minimises the risk over all measurable predictors; its risk, the Bayes risk, is
@@ -207,7 +208,8 @@ def bayes_predictor(X, k_star, v_star, task: SLRTask):
     return jnp.sum(p * _project(X, v_star), axis=-1)
 
 
-def attention_layer(X, Q, K, V, O, lam):
+def attention_layer(X: ArrayLike, Q: ArrayLike, K: ArrayLike, V: ArrayLike, O: ArrayLike,
+                    lam: ArrayLike) -> jax.Array:
     r"""A single-head attention layer (4):
     :math:`\operatorname{softmax}(\lambda\, \mathbb X Q K^\top \mathbb X^\top)\, \mathbb X V O^\top`.
 
@@ -235,7 +237,8 @@ def attention_layer(X, Q, K, V, O, lam):
     return jnp.einsum("...ij,...jd,dp,op->...io", jax.nn.softmax(scores, axis=-1), X, V, O)
 
 
-def attention_cls(X, x_cls, Q, K, V, O, lam):
+def attention_cls(X: ArrayLike, x_cls: ArrayLike, Q: ArrayLike, K: ArrayLike, V: ArrayLike, O: ArrayLike,
+                  lam: ArrayLike) -> jax.Array:
     r"""The [CLS] row of an attention layer (5):
     :math:`\operatorname{softmax}(\lambda\, x_{\rm cls}^\top Q K^\top \mathbb X^\top)\, \mathbb X V O^\top`.
 

@@ -20,6 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 from scipy import optimize
 from jax.scipy.special import erf
+from jax.typing import ArrayLike
 
 from slrlib.validation import (
     as_float_array,
@@ -69,13 +70,14 @@ def _check_lam(lam):
     return lam
 
 
-def overlaps(k, v, k_star, v_star) -> Overlaps:
+def overlaps(k: ArrayLike, v: ArrayLike, k_star: ArrayLike, v_star: ArrayLike) -> Overlaps:
     """The five overlaps of ``(k, v)`` (shape (..., d), broadcast) with ``(k_star, v_star)``."""
     dot = lambda a, b: jnp.sum(a * b, axis=-1)  # noqa: E731
     return Overlaps(dot(k, k_star), dot(v, v_star), dot(v, k_star), dot(k, v_star), dot(k, v))
 
 
-def risk_from_overlaps(kappa, nu, theta, eta, rho, lam, task: SLRTask):
+def risk_from_overlaps(kappa: ArrayLike, nu: ArrayLike, theta: ArrayLike, eta: ArrayLike, rho: ArrayLike,
+                       lam: ArrayLike, task: SLRTask) -> jax.Array:
     r"""Closed-form risk :math:`\mathcal R_\lambda` as a function of the five overlaps (Proposition 15).
 
     With :math:`q = \sqrt{d/2}`, :math:`s = \lambda\gamma`, :math:`c_2 = 1 + 2s^2`,
@@ -111,7 +113,8 @@ def risk_from_overlaps(kappa, nu, theta, eta, rho, lam, task: SLRTask):
 
 
 @jax.jit
-def risk_kernel(kappa, nu, theta, eta, rho, lam, d, L, gamma, eps) -> jax.Array:
+def risk_kernel(kappa: ArrayLike, nu: ArrayLike, theta: ArrayLike, eta: ArrayLike, rho: ArrayLike, lam: ArrayLike,
+                d: ArrayLike, L: ArrayLike, gamma: ArrayLike, eps: ArrayLike) -> jax.Array:
     r"""The closed-form risk of Theorem 1 (eq. 8) as a pure, compiled function of arrays.
 
     The formula of :func:`risk_from_overlaps`, with the task's numbers :math:`d, L, \gamma,
@@ -163,7 +166,8 @@ def risk_kernel(kappa, nu, theta, eta, rho, lam, d, L, gamma, eps) -> jax.Array:
     return eps**2 + noise_alone + relevant + noise_rho + cross
 
 
-def population_risk(k, v, k_star, v_star, lam, task: SLRTask):
+def population_risk(k: ArrayLike, v: ArrayLike, k_star: ArrayLike, v_star: ArrayLike, lam: ArrayLike,
+                    task: SLRTask) -> jax.Array:
     r"""The risk :math:`\mathcal R_\lambda(k, v) = \mathbb E[(Y - T^{(k,v)}_\lambda(\mathbb X))^2]`
     of the erf-attention predictor (3), in closed form (Theorem 1, Proposition 15).
 
@@ -196,7 +200,7 @@ def population_risk(k, v, k_star, v_star, lam, task: SLRTask):
     return risk_from_overlaps(*overlaps(k, v, k_star, v_star), lam, task)
 
 
-def manifold_risk(kappa, nu, lam, task: SLRTask):
+def manifold_risk(kappa: ArrayLike, nu: ArrayLike, lam: ArrayLike, task: SLRTask) -> jax.Array:
     r"""The risk on the invariant manifold :math:`\mathcal M = \{\theta = \eta = \rho = 0\}` (Lemma 6):
 
     .. math::
@@ -219,7 +223,7 @@ def manifold_risk(kappa, nu, lam, task: SLRTask):
     return risk_from_overlaps(kappa, nu, zero, zero, zero, lam, task)
 
 
-def oracle_risk(lam, task: SLRTask):
+def oracle_risk(lam: ArrayLike, task: SLRTask) -> jax.Array:
     r"""Risk of the erf-attention predictor at the oracle, :math:`\mathcal R_\lambda(k^\star, v^\star)` (Theorem 1):
 
     .. math::
@@ -244,7 +248,8 @@ def _oracle_risk(lam, d, L, gamma, eps):
     return eps**2 + g2 * (1.0 - 2.0 * erf(a) + zeta(lam * q, s)) + (L - 1) * expected_erf_sq_centered(lam)
 
 
-def optimal_lambda(task: SLRTask, bounds: tuple[float, float] = (1e-6, 1e2), xtol: float = 1e-10):
+def optimal_lambda(task: SLRTask, bounds: tuple[float, float] = (1e-6, 1e2),
+                   xtol: float = 1e-10) -> tuple[float, float]:
     r"""The inverse temperature :math:`\lambda^\star = \arg\min_\lambda \mathcal R_\lambda(k^\star, v^\star)`.
 
     Minimises the closed-form oracle risk (Theorem 1) over :math:`\log\lambda` in
@@ -299,9 +304,9 @@ def linear_risk(task: SLRTask) -> float:
 def monte_carlo_risk(
     predict: Callable[[jax.Array], jax.Array],
     task: SLRTask,
-    k_star,
-    v_star,
-    key,
+    k_star: ArrayLike,
+    v_star: ArrayLike,
+    key: jax.Array,
     n_samples: int = 100_000,
     batch_size: int | None = None,
 ) -> MonteCarloEstimate:

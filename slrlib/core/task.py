@@ -18,11 +18,12 @@ from __future__ import annotations
 import math
 from functools import partial
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 
 from slrlib.validation import (
     as_float_array,
@@ -56,7 +57,8 @@ class Sample(NamedTuple):
     J0: jax.Array
 
 
-def check_directions(k_star, v_star, d: int, *, batched: bool = False):
+def check_directions(k_star: ArrayLike, v_star: ArrayLike, d: int, *,
+                     batched: bool = False) -> tuple[jax.Array, jax.Array]:
     """Validate the oracle directions: shape (d,), finite, unit norm, orthogonal (Assumption 1).
 
     With ``batched=True`` each may have leading axes, shape (..., d), one pair per run; the
@@ -162,14 +164,14 @@ class SLRTask:
         """Whether :math:`J_0` is uniform on ``{1, ..., L}``."""
         return self.probs is None or bool(np.allclose(self.probs, 1.0 / self.L, rtol=0, atol=1e-15))
 
-    def replace(self, **changes) -> "SLRTask":
+    def replace(self, **changes: Any) -> "SLRTask":
         """A copy with some parameters changed (validated again)."""
         params = {"d": self.d, "L": self.L, "gamma": self.gamma, "eps": self.eps, "probs": self.probs}
         params.update(changes)
         return SLRTask(**params)
 
     # ------------------------------------------------------------------ sampling
-    def oracle_directions(self, key) -> tuple[jax.Array, jax.Array]:
+    def oracle_directions(self, key: jax.Array) -> tuple[jax.Array, jax.Array]:
         r"""Draw :math:`(k^\star, v^\star)` as in the paper's experiments.
 
         :math:`k^\star` uniform on the sphere :math:`\mathbb S^{d-1}`; :math:`v^\star` uniform,
@@ -179,7 +181,7 @@ class SLRTask:
         key = check_key(key)
         return _oracle_directions(key, self.d)
 
-    def sample(self, key, n: int, k_star, v_star) -> Sample:
+    def sample(self, key: jax.Array, n: int, k_star: ArrayLike, v_star: ArrayLike) -> Sample:
         r"""Draw ``n`` independent samples :math:`(\mathbb X, Y, J_0)`.
 
         Returns a :class:`Sample` with ``X`` of shape (n, L, d), ``y`` (n,) and ``J0`` (n,)
@@ -190,11 +192,11 @@ class SLRTask:
         k_star, v_star = check_directions(k_star, v_star, self.d)
         return _sample(key, n, k_star, v_star, self)
 
-    def check_directions(self, k_star, v_star):
+    def check_directions(self, k_star: ArrayLike, v_star: ArrayLike) -> tuple[jax.Array, jax.Array]:
         """Validate ``(k_star, v_star)`` for this task (see :func:`check_directions`)."""
         return check_directions(k_star, v_star, self.d)
 
-    def check_parameter_vector(self, x, name: str):
+    def check_parameter_vector(self, x: ArrayLike, name: str) -> jax.Array:
         """Validate a trainable direction (``k`` or ``v``): shape (..., d), finite, unit norm."""
         x = as_float_array(x, name)
         check_last_dim(x, name, self.d)
@@ -203,7 +205,7 @@ class SLRTask:
         return x
 
 
-def check_task(task) -> SLRTask:
+def check_task(task: object) -> SLRTask:
     """Validate that ``task`` is an :class:`SLRTask` (the argument every risk function takes)."""
     if not isinstance(task, SLRTask):
         raise ValueError(f"task must be an SLRTask, got {type(task).__name__}: {task!r}")
@@ -234,7 +236,8 @@ def _sample(key, n, k_star, v_star, task: SLRTask) -> Sample:
 
 
 @partial(jax.jit, static_argnums=(1, 2, 3))
-def sample_kernel(key, n, L, d, k_star, v_star, gamma, eps, log_pi) -> Sample:
+def sample_kernel(key: jax.Array, n: int, L: int, d: int, k_star: ArrayLike, v_star: ArrayLike, gamma: ArrayLike,
+                  eps: ArrayLike, log_pi: ArrayLike) -> Sample:
     r"""The sampler of :meth:`SLRTask.sample` as a pure, compiled function (no validation).
 
     Compiled once per shape ``(n, L, d)`` (static); :math:`k^\star, v^\star, \gamma,
@@ -319,13 +322,13 @@ class MultiLocationTask:
         r"""Risk of the null predictor, :math:`\mathbb E[Y^2] = M\gamma^2 + \varepsilon^2`."""
         return self.M * self.gamma**2 + self.eps**2
 
-    def replace(self, **changes) -> "MultiLocationTask":
+    def replace(self, **changes: Any) -> "MultiLocationTask":
         """A copy with some parameters changed (validated again)."""
         params = {"d": self.d, "L": self.L, "M": self.M, "gamma": self.gamma, "eps": self.eps}
         params.update(changes)
         return MultiLocationTask(**params)
 
-    def oracle_directions(self, key) -> tuple[jax.Array, jax.Array]:
+    def oracle_directions(self, key: jax.Array) -> tuple[jax.Array, jax.Array]:
         r"""Draw :math:`(k_m^\star, v_m^\star)_{m \le M}`: arrays ``K_star, V_star`` of shape (M, d).
 
         Each pair is drawn as :meth:`SLRTask.oracle_directions` does, from its own key.
@@ -333,7 +336,7 @@ class MultiLocationTask:
         key = check_key(key)
         return jax.vmap(lambda k: _oracle_directions(k, self.d))(jax.random.split(key, self.M))
 
-    def check_directions(self, K_star, V_star):
+    def check_directions(self, K_star: ArrayLike, V_star: ArrayLike) -> tuple[jax.Array, jax.Array]:
         """Validate ``K_star, V_star``: shape (M, d), finite, unit rows, row m of each orthogonal."""
         K_star = as_float_array(K_star, "K_star")
         V_star = as_float_array(V_star, "V_star")
@@ -345,7 +348,7 @@ class MultiLocationTask:
         check_orthogonal(K_star, V_star, "K_star[m]", "V_star[m]")
         return K_star, V_star
 
-    def sample(self, key, n: int, K_star, V_star) -> MultiSample:
+    def sample(self, key: jax.Array, n: int, K_star: ArrayLike, V_star: ArrayLike) -> MultiSample:
         r"""Draw ``n`` independent samples; ``J`` (n, M) holds the distinct relevant positions (0-based)."""
         key = check_key(key)
         n = check_positive_int(n, "n")
@@ -354,7 +357,8 @@ class MultiLocationTask:
 
 
 @partial(jax.jit, static_argnums=(1, 2, 3))
-def multi_sample_kernel(key, n, L, d, K_star, V_star, gamma, eps) -> MultiSample:
+def multi_sample_kernel(key: jax.Array, n: int, L: int, d: int, K_star: ArrayLike, V_star: ArrayLike,
+                        gamma: ArrayLike, eps: ArrayLike) -> MultiSample:
     r"""The sampler of :meth:`MultiLocationTask.sample` as a pure, compiled function (no validation).
 
     Static ``(n, L, d)``; ``K_star, V_star`` (M, d), :math:`\gamma, \varepsilon` traced. Same key,

@@ -14,6 +14,8 @@ The names of the first two modules are re-exported here (``from slrlib.experimen
 SGD_CONFIGS``); the Transformer's load with ``from slrlib.experiments import transformer``.
 """
 
+from __future__ import annotations
+
 import importlib as _importlib
 
 from slrlib.experiments import descent, heads

@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, replace
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -102,7 +102,7 @@ class PGDConfig:
         """Runs × steps: the number of PGD updates of one (k, v) pair."""
         return self.n_runs * self.n_steps
 
-    def scaled(self, **changes) -> "PGDConfig":
+    def scaled(self, **changes: Any) -> "PGDConfig":
         """A copy with some parameters changed (e.g. fewer steps for a quick look)."""
         return replace(self, **changes)
 
@@ -150,7 +150,7 @@ class Initialisation(NamedTuple):
     v0: jax.Array
 
 
-def pgd_initialisation(config: PGDConfig | str, key=None) -> Initialisation:
+def pgd_initialisation(config: PGDConfig | str, key: jax.Array | None = None) -> Initialisation:
     r"""The task directions and initial pairs that :func:`run_pgd_experiment` uses with ``key``.
 
     ``key`` defaults to ``jax.random.key(config.seed)``. It is split in two: the first half
@@ -181,7 +181,7 @@ def resolve_config(config: PGDConfig | str) -> PGDConfig:
     return config
 
 
-def run_pgd_experiment(config: PGDConfig | str, key=None) -> PGDExperiment:
+def run_pgd_experiment(config: PGDConfig | str, key: jax.Array | None = None) -> PGDExperiment:
     """Run a PGD configuration (a :class:`PGDConfig` or a name of :data:`PGD_CONFIGS`).
 
     ``key`` defaults to ``jax.random.key(config.seed)``: it draws :math:`(k^\\star, v^\\star)`,
@@ -284,7 +284,7 @@ class SGDConfig:
         """Runs × steps: the number of stochastic updates."""
         return self.n_runs * self.n_steps
 
-    def scaled(self, **changes) -> "SGDConfig":
+    def scaled(self, **changes: Any) -> "SGDConfig":
         """A copy with some parameters changed."""
         return replace(self, **changes)
 
@@ -342,7 +342,7 @@ def _task_directions(config: SGDConfig, star_key):
     return jnp.stack([s[0] for s in stars]), jnp.stack([s[1] for s in stars])
 
 
-def sgd_initialisation(config: SGDConfig | str, key=None) -> Initialisation:
+def sgd_initialisation(config: SGDConfig | str, key: jax.Array | None = None) -> Initialisation:
     r"""The task directions and initial pairs that :func:`run_sgd_experiment` uses with ``key``.
 
     ``key`` (default ``jax.random.key(config.seed)``) is split into an initialisation key and
@@ -361,7 +361,7 @@ def sgd_initialisation(config: SGDConfig | str, key=None) -> Initialisation:
     return Initialisation(K_star, V_star, k0.reshape(shape), v0.reshape(shape))
 
 
-def sgd_task_directions(config: SGDConfig | str, key=None) -> tuple[jax.Array, jax.Array]:
+def sgd_task_directions(config: SGDConfig | str, key: jax.Array | None = None) -> tuple[jax.Array, jax.Array]:
     """Each run's task directions, as :func:`run_sgd_experiment` draws them with the same key
     (default ``jax.random.key(config.seed)``): ``(K_star, V_star)`` of shape (runs, d) for one
     location, (runs, M, d) for several. Cheap: no SGD step is taken, no start point drawn."""
@@ -371,7 +371,7 @@ def sgd_task_directions(config: SGDConfig | str, key=None) -> tuple[jax.Array, j
     return _task_directions(config, star_key)
 
 
-def run_sgd_experiment(config: SGDConfig | str, key=None) -> SGDExperiment:
+def run_sgd_experiment(config: SGDConfig | str, key: jax.Array | None = None) -> SGDExperiment:
     """Run a stochastic-PGD configuration (an :class:`SGDConfig` or a name of :data:`SGD_CONFIGS`).
 
     ``key`` defaults to ``jax.random.key(config.seed)``; it draws each run's task directions,

@@ -8,14 +8,19 @@ alignments of each location's matched head.
 from __future__ import annotations
 
 import itertools
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from jax.typing import ArrayLike
+
+    from slrlib.training.sgd import SGDResult
 
 __all__ = ["match_heads", "matched_overlaps"]
 
 
-def match_heads(kappa_final, *, rule: Literal["optimal", "greedy"] = "optimal") -> np.ndarray:
+def match_heads(kappa_final: ArrayLike, *, rule: Literal["optimal", "greedy"] = "optimal") -> np.ndarray:
     r"""The head matched to each location, from the final alignments :math:`\kappa_{hm}`.
 
     Parameters
@@ -61,7 +66,7 @@ def match_heads(kappa_final, *, rule: Literal["optimal", "greedy"] = "optimal") 
     raise ValueError(f"rule must be 'optimal' or 'greedy', got {rule!r}")
 
 
-def matched_overlaps(result, perm=None) -> dict[str, np.ndarray]:
+def matched_overlaps(result: SGDResult, perm: ArrayLike | None = None) -> dict[str, np.ndarray]:
     r"""Overlaps of the head matched to each location, shape (runs, M, logs).
 
     Parameters

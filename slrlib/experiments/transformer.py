@@ -38,7 +38,7 @@ TRANSFORMER_CONFIGS: dict[str, TransformerConfig] = {
 
 
 
-def resolve_transformer_config(config) -> TransformerConfig:
+def resolve_transformer_config(config: TransformerConfig | str) -> TransformerConfig:
     """A :class:`TransformerConfig`, given itself or its name in :data:`TRANSFORMER_CONFIGS`."""
     if isinstance(config, str):
         if config not in TRANSFORMER_CONFIGS:
@@ -51,7 +51,8 @@ def resolve_transformer_config(config) -> TransformerConfig:
     return config
 
 
-def run_transformer_experiment(name_or_config, *, n_runs: int | None = None, seed: int = 0) -> TransformerResult:
+def run_transformer_experiment(name_or_config: TransformerConfig | str, *, n_runs: int | None = None,
+                               seed: int = 0) -> TransformerResult:
     """Run a configuration (a :class:`TransformerConfig` or a name of :data:`TRANSFORMER_CONFIGS`)
     with ``n_runs`` runs (default: the configuration's) from ``jax.random.key(seed)``."""
     config = resolve_transformer_config(name_or_config)

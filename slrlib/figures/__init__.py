@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import csv
 import importlib
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,7 +109,7 @@ def write_csv(table: Mapping[str, np.ndarray], path: Path) -> None:
             writer.writerow([f(x) for f, x in zip(fmt, row)])
 
 
-def write_figure(name: str, out_dir, *, dpi: int = 150) -> dict[str, Any]:
+def write_figure(name: str, out_dir: str | os.PathLike[str], *, dpi: int = 150) -> dict[str, Any]:
     """Compute, draw and write ``NAME.pdf``, ``NAME.png`` and ``NAME.csv`` into ``out_dir``.
 
     Returns the paths written and the seconds spent computing and writing.

@@ -5,4 +5,6 @@ Plotting only: every number plotted is computed by the other layers of ``slrlib`
 shared colours and axis helpers; the chapters' own figures are drawn by :mod:`slrlib.book.plots`.
 """
 
+from __future__ import annotations
+
 __all__: list[str] = []

@@ -8,13 +8,16 @@ and the distance to the manifold :math:`\mathcal M` on a log scale.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
 
 from slrlib.experiments import PGDExperiment, recovered, trajectory_runs
 from slrlib.plots.style import COLORS, median_band, step_axes
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["plot_pgd_panels", "DISTANCE_FLOOR"]
 
@@ -33,7 +36,8 @@ def _band(ax, x, runs, color, label, individual: bool):
     median_band(ax, x, runs, color, label)
 
 
-def plot_pgd_panels(exp: PGDExperiment, runs: Sequence[int] | None = None, *, individual: bool | None = None):
+def plot_pgd_panels(exp: PGDExperiment, runs: Sequence[int] | None = None, *,
+                    individual: bool | None = None) -> Figure:
     """The four panels of a PGD figure of the paper.
 
     1. excess risk :math:`\\mathcal R_{\\lambda_t}(k_t, v_t) - \\varepsilon^2`: median over runs and

@@ -7,10 +7,14 @@ Plotting only: the numbers come from :mod:`slrlib.figures.group_sparse`
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from slrlib.plots.style import COLORS, new_figure
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["METHOD_COLORS", "RUN_COLORS", "plot_group_sparse"]
 
@@ -31,7 +35,7 @@ def _run_label(name, run):
     return f"{name}: D = {c.D}, {sym}, η = {c.eta:g}"
 
 
-def plot_group_sparse(data):
+def plot_group_sparse(data: Any) -> Figure:
     r"""Eight panels. Top: training loss, test accuracy (Bayes accuracy 1 dotted), :math:`\cos(v_1, v^\star)`,
     norm ratio :math:`\|v_2\|/\|v\|`, one line per pre-training run. Bottom: attention on :math:`j^\star`
     (:math:`S_{j^\star j}` averaged over queries and test samples; dotted, :math:`1 - e^{-D}` for scale only,

@@ -6,11 +6,16 @@ Plotting only: the numbers come from :mod:`slrlib.experiments` (stochastic PGD,
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from slrlib.experiments import SGDExperiment
 from slrlib.experiments.heads import matched_overlaps
 from slrlib.plots.style import COLORS, median_band, new_figure, step_axes
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["LOCATION_COLORS", "plot_fig9"]
 
@@ -31,7 +36,7 @@ def _location_panel(ax, steps, matched, other, name):
     ax.legend(loc="upper left", fontsize=7)
 
 
-def plot_fig9(exp: SGDExperiment):
+def plot_fig9(exp: SGDExperiment) -> Figure:
     r"""The paper's Figure 9: stochastic PGD of the multi-head predictor (31) on the task (30).
 
     (a) excess risk on the held-out set (test risk :math:`- \varepsilon^2`), median and 2.5–97.5 %

@@ -6,20 +6,26 @@ Plotting only: the numbers come from :mod:`slrlib.case_studies.token_selection.n
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from slrlib.plots.style import COLORS, new_figure
 
+if TYPE_CHECKING:
+    from jax.typing import ArrayLike
+    from matplotlib.figure import Figure
+
 __all__ = ["plot_nn1", "margin_bound"]
 
 
-def margin_bound(delta, xi1: float, N: int, R: float) -> np.ndarray:
+def margin_bound(delta: ArrayLike, xi1: float, N: int, R: float) -> np.ndarray:
     r"""The margin term of the shift bound for :math:`W = \operatorname{diag}(\xi_1 I_d, 0, -\infty)`:
     :math:`\tfrac12 (f - y_{i^\star})^2 \le 2R^2(N-1)^2 e^{-\xi_1\delta}` (our constants; chapter 13)."""
     return 2.0 * R**2 * (N - 1) ** 2 * np.exp(-xi1 * np.asarray(delta, dtype=float))
 
 
-def plot_nn1(data):
+def plot_nn1(data: Any) -> Figure:
     r"""Six panels: (a) train and held-out loss against the step (log–log) with a
     :math:`t^{-1/3}` guide; (b) :math:`\xi_1` and :math:`\xi_2`; (c) the distance to the talk's
     form, :math:`\|W - P(W)\|_F / \|W\|_F`, and :math:`|c|`; (d) attention on the nearest

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from slrlib.plots.style import COLORS, new_figure
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from slrlib.case_studies.probing import EmbeddingDirections, ProbingResult
 
 __all__ = ["SET_COLORS", "plot_fig1b", "plot_auc", "plot_fig2"]
 
@@ -34,7 +41,7 @@ def _grouped_bars(ax, values, set_names, set_labels):
     ax.grid(axis="y", alpha=0.3)
 
 
-def plot_fig1b(result):
+def plot_fig1b(result: ProbingResult) -> Figure:
     """Figure 1(b): accuracy of the probe of each layer, one bar per set, chance dashed."""
     from slrlib.case_studies.probing import SET_LABELS
 
@@ -47,7 +54,7 @@ def plot_fig1b(result):
     return fig
 
 
-def plot_auc(result):
+def plot_auc(result: ProbingResult) -> Figure:
     """The same probes scored without their threshold: area under the ROC curve per layer and set."""
     from slrlib.case_studies.probing import SET_LABELS
 
@@ -60,7 +67,7 @@ def plot_auc(result):
     return fig
 
 
-def plot_fig2(directions):
+def plot_fig2(directions: EmbeddingDirections) -> Figure:
     """Figure 2: every word of the data in the plane (k_hat, v_hat) of the input embedding space.
 
     Filled markers: words used to fit the directions; hollow: held out (unseen adjectives,

@@ -6,9 +6,14 @@ Plotting only: the numbers come from :mod:`slrlib.figures.random_walk`
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from slrlib.plots.style import COLORS, new_figure
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["plot_random_walk"]
 
@@ -19,7 +24,7 @@ _RUNS = (  # attribute, label, colour
 )
 
 
-def plot_random_walk(data):
+def plot_random_walk(data: Any) -> Figure:
     r"""Three panels.
 
     (a) test accuracy against the iteration at :math:`K = 20`, :math:`N = 101`, with the Bayes

@@ -10,12 +10,19 @@ Plotting only: the numbers come from :mod:`slrlib.experiments` (:func:`slrlib.tr
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Sequence
+
 import numpy as np
 
 from slrlib.training.pgd import PGDResult, distance_to_manifold
 from slrlib.experiments import PGDExperiment
 from slrlib.plots.style import COLORS
 from slrlib.plots.dynamics import plot_pgd_panels
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from slrlib.experiments import SGDExperiment
 
 __all__ = ["as_pgd_experiment", "plot_sgd_panels", "SGD_DISTANCE_RANGE", "SGD_COLOR", "PGD_COLOR"]
 
@@ -27,7 +34,7 @@ SGD_COLOR = COLORS["attention"]
 PGD_COLOR = COLORS["bound"]
 
 
-def as_pgd_experiment(exp) -> PGDExperiment:
+def as_pgd_experiment(exp: SGDExperiment) -> PGDExperiment:
     r"""A one-head, one-location :class:`~slrlib.experiments.SGDExperiment` seen as a
     :class:`~slrlib.experiments.PGDExperiment`, so that the PGD figure code draws it unchanged.
 
@@ -50,7 +57,7 @@ def as_pgd_experiment(exp) -> PGDExperiment:
     return PGDExperiment(cfg, res, exp.seconds)
 
 
-def plot_sgd_panels(exp, runs=None):
+def plot_sgd_panels(exp: SGDExperiment, runs: Sequence[int] | None = None) -> Figure:
     r"""Figure 5: the four panels of :func:`~slrlib.plots.dynamics.plot_pgd_panels` for a stochastic
     experiment (excess risk on the held-out set, :math:`|\kappa|` and :math:`|\nu|`, three
     :math:`(\kappa,\nu)` paths, distance to :math:`\mathcal M` on a log scale limited to

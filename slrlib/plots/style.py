@@ -1,5 +1,14 @@
 """Shared figure conventions: one colour per predictor across the whole book, and the axis helpers."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterable
+
+if TYPE_CHECKING:
+    from jax.typing import ArrayLike
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
 __all__ = ["COLORS", "FIGSIZE", "new_figure", "median_band", "step_axes"]
 
 #: One colour per predictor, across the whole book.
@@ -16,7 +25,7 @@ COLORS = {
 FIGSIZE = (6.4, 4.0)
 
 
-def new_figure(layout: str | None = "constrained", **kwargs):
+def new_figure(layout: str | None = "constrained", **kwargs: Any) -> Figure:
     """A figure to return from a plot function: created by ``pyplot``, then closed.
 
     Closing it detaches it from pyplot, so a notebook shows it once (as the cell's value)
@@ -30,7 +39,7 @@ def new_figure(layout: str | None = "constrained", **kwargs):
     return fig
 
 
-def median_band(ax, x, runs, color, label, alpha: float = 0.25):
+def median_band(ax: Axes, x: ArrayLike, runs: ArrayLike, color: str, label: str, alpha: float = 0.25) -> None:
     """Median over runs (axis 0) as a line, with the 2.5–97.5 % band shaded."""
     import numpy as np
 
@@ -39,7 +48,7 @@ def median_band(ax, x, runs, color, label, alpha: float = 0.25):
     ax.plot(x, med, color=color, lw=1.8, label=label)
 
 
-def step_axes(axes, *, xlabel: str = "step $t$") -> None:
+def step_axes(axes: Iterable[Axes], *, xlabel: str = "step $t$") -> None:
     """Format axes whose x-axis counts training steps: label, light grid, scientific ticks."""
     for ax in axes:
         ax.set_xlabel(xlabel)

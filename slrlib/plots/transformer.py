@@ -6,11 +6,16 @@ runs with the 2.5–97.5 % band (with a handful of runs the band is the range).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from slrlib.plots.style import COLORS, median_band, new_figure
 from slrlib.training.transformer import TransformerResult
 from slrlib.experiments.transformer import matched_alignments
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["plot_fig8", "plot_fig10"]
 
@@ -41,7 +46,7 @@ def _finish(fig, axes, res: TransformerResult, title: str):
     return fig
 
 
-def plot_fig8(res: TransformerResult):
+def plot_fig8(res: TransformerResult) -> Figure:
     r"""Figure 8: (a) excess test risk; (b) :math:`|\langle\hat k, k^\star\rangle|` and
     :math:`|\langle\hat v, v^\star\rangle|` (linearised :math:`\hat v`; dashed: gated :math:`\hat v`, median);
     (c) :math:`s_1/s_2` of :math:`W_Q^\top W_K` (log scale). Step 0 has :math:`W_K = 0`, so
@@ -80,7 +85,7 @@ def _each_run(ax, x, runs, color, label):
     ax.plot(x, np.median(runs, axis=0), color=color, lw=2.0, label=label)
 
 
-def plot_fig10(res: TransformerResult):
+def plot_fig10(res: TransformerResult) -> Figure:
     r"""Figure 10: (a) excess test risk; (b) :math:`|\langle\hat k_h, k_m^\star\rangle|` and (c)
     :math:`|\langle\hat v_h, v_m^\star\rangle|` after matching heads to locations
     (:func:`~slrlib.experiments.transformer.matched_alignments`). Every run is drawn (thin lines) with the

@@ -7,6 +7,8 @@
   optax (loaded on first use: ``from slrlib.training import transformer``).
 """
 
+from __future__ import annotations
+
 import importlib as _importlib
 
 from slrlib.training import pgd, sgd

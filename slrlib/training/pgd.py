@@ -29,12 +29,13 @@ from __future__ import annotations
 
 import math
 from functools import partial
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.scipy.special import erf, erfc
+from jax.typing import ArrayLike
 from scipy import optimize
 
 from slrlib.validation import (
@@ -114,7 +115,8 @@ def _check_interval(x, name):
     return x
 
 
-def inverse_temperature(lam, steps, schedule: str = "constant"):
+def inverse_temperature(lam: float, steps: ArrayLike,
+                        schedule: Literal["constant", "paper"] = "constant") -> np.ndarray:
     r"""The inverse temperature :math:`\lambda_t` used for the step from ``t`` to ``t + 1``.
 
     ``"constant"``: :math:`\lambda_t = \lambda`; ``"paper"``:
@@ -137,7 +139,7 @@ def _lam_t(lam, t, schedule):
 
 
 # --------------------------------------------------------------------------- initialisations
-def distance_to_manifold(theta, eta, rho):
+def distance_to_manifold(theta: ArrayLike, eta: ArrayLike, rho: ArrayLike) -> jax.Array:
     r"""Distance to :math:`\mathcal M` as the paper plots it: :math:`\sqrt{\theta^2 + \eta^2 + \rho^2}`."""
     return jnp.sqrt(jnp.square(theta) + jnp.square(eta) + jnp.square(rho))
 
@@ -281,16 +283,16 @@ def _finish(task, batch, n_steps, log_every, lam, schedule, logged, k, v, risk=N
 
 
 def pgd(
-    k0,
-    v0,
-    k_star,
-    v_star,
+    k0: ArrayLike,
+    v0: ArrayLike,
+    k_star: ArrayLike,
+    v_star: ArrayLike,
     task: SLRTask,
     *,
     lam: float,
     alpha: float,
     n_steps: int,
-    schedule: str = "constant",
+    schedule: Literal["constant", "paper"] = "constant",
     log_every: int = 1,
 ) -> PGDResult:
     r"""Projected (Riemannian) gradient descent, Definition 1 (eq. 10), with exact gradients:
@@ -373,7 +375,8 @@ def _pgd_dense(k0, v0, k_star, v_star, lam0, alpha, d, L, gamma, eps, *, n_log, 
 
 
 def pgd_dense(
-    k0, v0, k_star, v_star, task: SLRTask, *, lam, alpha, n_steps, schedule="constant", log_every=1
+    k0: ArrayLike, v0: ArrayLike, k_star: ArrayLike, v_star: ArrayLike, task: SLRTask, *, lam: float, alpha: float,
+    n_steps: int, schedule: Literal["constant", "paper"] = "constant", log_every: int = 1
 ) -> PGDResult:
     r"""Definition 1 written literally in :math:`\mathbb R^d`: same arguments and result as :func:`pgd`.
 
@@ -395,7 +398,7 @@ def pgd_dense(
 
 
 # --------------------------------------------------------------------------- reduced dynamics on M
-def manifold_risk_grad(kappa, nu, lam, task: SLRTask):
+def manifold_risk_grad(kappa: ArrayLike, nu: ArrayLike, lam: float, task: SLRTask) -> tuple[jax.Array, jax.Array]:
     r"""The partial derivatives of the manifold risk (Lemma 6) in :math:`(\kappa, \nu)`:
 
     .. math::
@@ -424,7 +427,8 @@ def _manifold_grad(kappa, nu, lam, d, gamma):
     return d_kappa, d_nu
 
 
-def reduced_map_kernel(kappa, nu, lam, alpha, d, gamma):
+def reduced_map_kernel(kappa: ArrayLike, nu: ArrayLike, lam: ArrayLike, alpha: ArrayLike, d: ArrayLike,
+                       gamma: ArrayLike) -> tuple[jax.Array, jax.Array]:
     r"""The map :math:`F` of Lemma 7 (eqs. 12–13) as a pure function of arrays (see :func:`reduced_map`).
 
     No validation and nothing static: :math:`\lambda`, :math:`\alpha`, :math:`d` and :math:`\gamma` may
@@ -440,7 +444,8 @@ def reduced_map_kernel(kappa, nu, lam, alpha, d, gamma):
     return k_new, n_new
 
 
-def reduced_map(kappa, nu, lam, alpha, task: SLRTask):
+def reduced_map(kappa: ArrayLike, nu: ArrayLike, lam: float, alpha: float,
+                task: SLRTask) -> tuple[jax.Array, jax.Array]:
     r"""The map :math:`F` of Lemma 7 (eqs. 12–13): one PGD step on :math:`\mathcal M` in :math:`(\kappa, \nu)`,
 
     .. math::
@@ -488,7 +493,8 @@ def _reduced_run(kappa, nu, lam, alpha, d, gamma, *, n_log, log_every):
     return jnp.moveaxis(ks, 0, -1), jnp.moveaxis(ns, 0, -1)
 
 
-def reduced_pgd(kappa0, nu0, task: SLRTask, *, lam, alpha, n_steps, log_every=1) -> ReducedResult:
+def reduced_pgd(kappa0: ArrayLike, nu0: ArrayLike, task: SLRTask, *, lam: float, alpha: float, n_steps: int,
+                log_every: int = 1) -> ReducedResult:
     r"""Iterate the reduced map :math:`F` of Lemma 7 (constant :math:`\lambda`) from :math:`(\kappa_0, \nu_0)`.
 
     ``kappa0`` and ``nu0`` broadcast (e.g. a grid of initialisations); the result's last
@@ -630,7 +636,7 @@ def stationary_points(lam: float, task: SLRTask, *, n_starts: int = 21, tol: flo
     return np.where(np.abs(np.abs(pts) - 1.0) < 1e-12, np.sign(pts), pts)
 
 
-def manifold_hessian(kappa, nu, lam, task: SLRTask) -> np.ndarray:
+def manifold_hessian(kappa: float, nu: float, lam: float, task: SLRTask) -> np.ndarray:
     r"""Hessian of the manifold risk (Lemma 6) in :math:`(\kappa, \nu)` at one point (2 × 2).
 
     At :math:`(0,0)`, the only interior critical point, it is :math:`\begin{pmatrix}
@@ -645,7 +651,7 @@ def manifold_hessian(kappa, nu, lam, task: SLRTask) -> np.ndarray:
     return np.asarray(jax.hessian(f)(x))
 
 
-def riemannian_hessian(kappa, nu, lam, task: SLRTask) -> np.ndarray:
+def riemannian_hessian(kappa: float, nu: float, lam: float, task: SLRTask) -> np.ndarray:
     r"""Hessian of the risk on :math:`\mathcal M` in angle coordinates,
     :math:`(\varphi, \psi) \mapsto \mathcal R(\cos\varphi, \cos\psi)` at
     :math:`\kappa = \cos\varphi`, :math:`\nu = \cos\psi` (2 × 2).
@@ -665,7 +671,7 @@ def riemannian_hessian(kappa, nu, lam, task: SLRTask) -> np.ndarray:
     return np.asarray(jax.hessian(f)(angles))
 
 
-def reduced_jacobian(kappa, nu, lam, alpha, task: SLRTask) -> np.ndarray:
+def reduced_jacobian(kappa: float, nu: float, lam: float, alpha: float, task: SLRTask) -> np.ndarray:
     r"""Jacobian of the reduced map :math:`F` (Lemma 7) at one point (2 × 2), by ``jax.jacfwd``.
 
     At :math:`(0,0)` it is :math:`I - \alpha\nabla^2\mathcal R(0,0)` (Proposition 12): one
@@ -679,7 +685,7 @@ def reduced_jacobian(kappa, nu, lam, alpha, task: SLRTask) -> np.ndarray:
     return np.asarray(jax.jacfwd(f)(x))
 
 
-def classify_hessian(eigenvalues) -> str:
+def classify_hessian(eigenvalues: ArrayLike) -> str:
     """``"minimum"`` when every Hessian eigenvalue is > 0, ``"maximum"`` when every one is < 0,
     ``"saddle"`` otherwise (Proposition 10)."""
     h = np.asarray(eigenvalues)
@@ -709,7 +715,7 @@ def fixed_point_table(lam: float, alpha: float, task: SLRTask) -> list[FixedPoin
     return out
 
 
-def classify_limits(kappa, nu, *, tol: float = 1e-3) -> np.ndarray:
+def classify_limits(kappa: ArrayLike, nu: ArrayLike, *, tol: float = 1e-3) -> np.ndarray:
     r"""Label the end points of reduced trajectories by the fixed point they reached.
 
     Returns an integer array: 0 for :math:`(0, 0)`, 1 for :math:`(1, 1)` or :math:`(-1,-1)`

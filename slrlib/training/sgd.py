@@ -45,12 +45,13 @@ from __future__ import annotations
 
 import math
 from functools import partial
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.scipy.special import erf
+from jax.typing import ArrayLike
 
 from slrlib.validation import (
     as_float_array,
@@ -120,7 +121,7 @@ def _heads(x, name, d):
     return x
 
 
-def batch_loss(K, V, X, y, lam):
+def batch_loss(K: ArrayLike, V: ArrayLike, X: ArrayLike, y: ArrayLike, lam: float) -> jax.Array:
     r"""The empirical risk of a batch, :math:`\frac1B\sum_b (T_\lambda(\mathbb X_b) - Y_b)^2`.
 
     ``K, V`` of shape (H, d) (or (d,) for one head), ``X`` (B, L, d), ``y`` (B,); the predictor
@@ -139,7 +140,7 @@ def batch_loss(K, V, X, y, lam):
     return _batch_loss(K, V, X, y, lam)
 
 
-def batch_gradient(K, V, X, y, lam):
+def batch_gradient(K: ArrayLike, V: ArrayLike, X: ArrayLike, y: ArrayLike, lam: float) -> tuple[jax.Array, jax.Array]:
     """Euclidean gradient of :func:`batch_loss` in ``(K, V)`` (by ``jax.grad``)."""
     batch_loss(K, V, X, y, lam)  # validation
     K = _heads(K, "K", X.shape[-1])
@@ -292,7 +293,9 @@ def _check_sampler(sampler):
     return sampler
 
 
-def sample_gradient(K, V, K_star, V_star, task, *, lam, key, batch_size, sampler="exact"):
+def sample_gradient(K: ArrayLike, V: ArrayLike, K_star: ArrayLike, V_star: ArrayLike, task: SLRTask | MultiLocationTask,
+                    *, lam: float, key: jax.Array, batch_size: int,
+                    sampler: Literal["exact", "plain"] = "exact") -> tuple[jax.Array, jax.Array]:
     r"""One draw of the batch gradient :math:`(\nabla_K \widehat{\mathcal R}, \nabla_V \widehat{\mathcal R})`.
 
     ``K, V`` (H, d); ``K_star, V_star``: (d,) for an :class:`SLRTask`, (M, d) for a
@@ -312,7 +315,7 @@ def sample_gradient(K, V, K_star, V_star, task, *, lam, key, batch_size, sampler
 
 
 # ------------------------------------------------------------------------------ schedule
-def lam_schedule(lam, t, decay=0.0, freeze_after=None):
+def lam_schedule(lam: float, t: ArrayLike, decay: float = 0.0, freeze_after: float | None = None) -> jax.Array:
     r""":math:`\lambda_t = \lambda_0 / (1 + \text{decay}\cdot\min(t, t_{\rm freeze}))`.
 
     ``decay = 1e-4`` without freezing is the paper's schedule (Figure 5); Figure 9 uses
@@ -383,22 +386,22 @@ def _sgd_loop(K0, V0, Ks, Vs, key, X_test, y_test, lam0, decay, freeze, alpha, g
 
 
 def sgd(
-    K0,
-    V0,
-    K_star,
-    V_star,
-    task,
+    K0: ArrayLike,
+    V0: ArrayLike,
+    K_star: ArrayLike,
+    V_star: ArrayLike,
+    task: SLRTask | MultiLocationTask,
     *,
     lam: float,
     alpha: float,
     n_steps: int,
     batch_size: int,
-    key,
+    key: jax.Array,
     decay: float = 0.0,
     freeze_after: int | None = None,
     log_every: int = 1,
     test_size: int = 1000,
-    sampler: str = "exact",
+    sampler: Literal["exact", "plain"] = "exact",
 ) -> SGDResult:
     r"""Stochastic PGD on the empirical risk, many independent runs at once.
 

@@ -54,11 +54,12 @@ import time
 from dataclasses import dataclass
 from dataclasses import replace as _dc_replace
 from functools import partial
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike, DTypeLike
 
 from slrlib.validation import (
     as_float_array,
@@ -199,7 +200,7 @@ class TransformerConfig:
         """Runs × steps."""
         return self.n_runs * self.n_steps
 
-    def replace(self, **changes) -> TransformerConfig:
+    def replace(self, **changes: Any) -> TransformerConfig:
         """A copy with some parameters changed (validated again)."""
         return _dc_replace(self, **changes)
 
@@ -214,7 +215,7 @@ def _check_config(config) -> TransformerConfig:
 
 
 # ---------------------------------------------------------------------- the layer
-def layer_norm(x):
+def layer_norm(x: ArrayLike) -> jax.Array:
     r"""Layer normalisation of each vector along the last axis, without affine map:
     :math:`(x - \bar x)/(\operatorname{std}(x) + 10^{-5})` (population standard deviation)."""
     mu = jnp.mean(x, axis=-1, keepdims=True)
@@ -229,8 +230,8 @@ def trainable_names(n_heads: int) -> tuple[str, ...]:
     return tuple(n for n in PARAM_NAMES if n not in frozen)
 
 
-def init_params(key, d: int, *, n_heads: int = 1, r: int | None = None, m: int = 200,
-                zero_init: str = "key") -> dict:
+def init_params(key: jax.Array, d: int, *, n_heads: int = 1, r: int | None = None, m: int = 200,
+                zero_init: Literal["key", "query"] = "key") -> dict:
     r"""Initial parameters of the layer (float32), as in the paper and the authors' code.
 
     * :math:`x_{\rm reg} \sim \mathcal N(0, I_d/d)` (fixed);
@@ -334,13 +335,13 @@ def _layer(params, X):
     return _mlp(params, Z)
 
 
-def transformer_layer(params: dict, X) -> jax.Array:
+def transformer_layer(params: dict, X: ArrayLike) -> jax.Array:
     r"""The layer (29) on every row: ``X`` (..., L, d) → (..., L+1, d); row 0 is the register."""
     _, _, d, _ = _check_params(params)
     return _layer(params, _check_tokens(X, d))
 
 
-def attention_weights(params: dict, X) -> jax.Array:
+def attention_weights(params: dict, X: ArrayLike) -> jax.Array:
     """The attention matrices :math:`A_h` of the layer, shape (..., H, L+1, L+1) (rows sum to 1)."""
     _, _, d, _ = _check_params(params)
     return _attention_weights(params, _check_tokens(X, d))
@@ -376,13 +377,13 @@ def _predict(params, X):
     return _register_output(params, X) @ params["theta"]
 
 
-def register_output(params: dict, X) -> jax.Array:
+def register_output(params: dict, X: ArrayLike) -> jax.Array:
     """Row 0 of :func:`transformer_layer`, computed from the register's query only: (..., d)."""
     _, _, d, _ = _check_params(params)
     return _register_output(params, _check_tokens(X, d))
 
 
-def predict(params: dict, X) -> jax.Array:
+def predict(params: dict, X: ArrayLike) -> jax.Array:
     r"""The prediction :math:`\theta^\top T(\mathbb X)_0`, shape (...,), by the fast register path."""
     _, _, d, _ = _check_params(params)
     return _predict(params, _check_tokens(X, d))
@@ -393,7 +394,7 @@ def _loss(params, X, y):
     return jnp.mean((_predict(params, X) - y) ** 2)
 
 
-def batch_loss(params: dict, X, y) -> jax.Array:
+def batch_loss(params: dict, X: ArrayLike, y: ArrayLike) -> jax.Array:
     r"""Mean squared error :math:`\frac1B\sum_b (f(\mathbb X_b) - y_b)^2` on a batch ``X`` (B, L, d), ``y`` (B,)."""
     _, _, d, _ = _check_params(params)
     X = _check_tokens(X, d)
@@ -425,7 +426,8 @@ def _sample32(key, n, task, K_star, V_star):
     return X, y, J
 
 
-def sample_batch(key, n: int, task, K_star, V_star):
+def sample_batch(key: jax.Array, n: int, task: SLRTask | MultiLocationTask, K_star: ArrayLike,
+                 V_star: ArrayLike) -> tuple[jax.Array, jax.Array, jax.Array]:
     r"""``n`` float32 samples ``(X (n, L, d), y (n,), J (n, M))`` of an :class:`SLRTask` (``M = 1``)
     or a :class:`MultiLocationTask`: the sampler of the training loop.
 
@@ -458,7 +460,7 @@ def _oracle(task, key):
 
 
 # ---------------------------------------------------------------------- reading the weights
-def top_singular(P):
+def top_singular(P: ArrayLike) -> tuple[jax.Array, jax.Array, jax.Array]:
     r"""Top right singular vector and the two largest singular values of ``P`` (..., d, d).
 
     Returns ``(k_hat, s1, s2)``: :math:`\hat k` is the unit vector maximising :math:`\|P\hat k\|`
@@ -468,7 +470,7 @@ def top_singular(P):
     return Vt[..., 0, :], s[..., 0], s[..., 1]
 
 
-def key_directions(params: dict):
+def key_directions(params: dict) -> tuple[jax.Array, jax.Array]:
     r"""Per head: the query–key product :math:`P_h = W_{Q,h}^\top W_{K,h}` (H, d, d) and the effective
     key direction :math:`u_h = P_h^\top \operatorname{LN}(x_{\rm reg}) = W_{K,h}^\top W_{Q,h}\operatorname{LN}(x_{\rm reg})` (H, d).
 
@@ -486,7 +488,7 @@ def _key_directions(params):
     return P, u
 
 
-def mlp_gates(params: dict, X) -> jax.Array:
+def mlp_gates(params: dict, X: ArrayLike) -> jax.Array:
     r"""Fraction of sequences of ``X`` (B, L, d) for which each hidden ReLU unit is active at the
     register's row: :math:`\bar g = \frac1B\sum_b \mathbf 1[W_1 z_{b,0} + b_1 > 0]`, shape (m,)."""
     d = _check_params(params)[2]
@@ -499,7 +501,7 @@ def _gates(params, X):
     return jnp.mean((z @ params["W_1"].T + params["b_1"] > 0).astype(z.dtype), axis=tuple(range(z.ndim - 1)))
 
 
-def value_directions(params: dict, gates=None):
+def value_directions(params: dict, gates: ArrayLike | None = None) -> jax.Array:
     r"""Per head, the linearised map from a token to the prediction (H, d):
 
     .. math::
@@ -546,7 +548,7 @@ def _alignments(params, K_star, V_star, gates):
     }
 
 
-def alignments(params: dict, K_star, V_star, gates=None) -> dict:
+def alignments(params: dict, K_star: ArrayLike, V_star: ArrayLike, gates: ArrayLike | None = None) -> dict:
     r"""What the weights encode, per head h and relevant location m (arrays (H, M), ``ratio`` (H,)):
 
     * ``kappa``: :math:`|\langle \hat k_h, k_m^\star\rangle|`, :math:`\hat k_h` the top right singular vector of
@@ -625,8 +627,9 @@ def _replay_step(config, dtype, p, t, train_key, K_star, V_star):
     return {n: p[n] - config.alpha * g[n] if n in names else p[n] for n in p}
 
 
-def replay_run(config, key, n_steps: int | None = None, *, run: int = 0, dtype=jnp.float32,
-               zero_init: str | None = None) -> tuple[dict, dict]:
+def replay_run(config: TransformerConfig, key: jax.Array, n_steps: int | None = None, *, run: int = 0,
+               dtype: DTypeLike = jnp.float32,
+               zero_init: Literal["key", "query"] | None = None) -> tuple[dict, dict]:
     """Run ``run`` of :func:`train_transformer` ``(config, key)`` replayed step by step in Python,
     each step ``p - alpha * jax.grad(batch_loss)`` on the same batches, in ``dtype``
     (float32: the training loop's numbers; float64: the same run with less rounding).
@@ -686,7 +689,7 @@ class TransformerResult(NamedTuple):
         return 1e3 * self.seconds / (n_runs * self.config.n_steps)
 
 
-def train_transformer(config: TransformerConfig, key) -> TransformerResult:
+def train_transformer(config: TransformerConfig, key: jax.Array) -> TransformerResult:
     """Train ``config.n_runs`` independent layers with single-pass SGD from ``key``.
 
     Run i uses ``jax.random.split(key, n_runs)[i]`` for its oracle directions, initialisation,

@@ -10,6 +10,8 @@ as the attention layer of single-location regression learns :math:`k^\\star` to 
 * :mod:`slrlib.case_studies.token_selection.random_walk`: next-state prediction of a random walk on a circle.
 """
 
+from __future__ import annotations
+
 import importlib as _importlib
 
 __all__ = ["nn1", "group_sparse", "random_walk"]

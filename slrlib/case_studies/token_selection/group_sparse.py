@@ -63,10 +63,12 @@ import numbers
 import time
 from dataclasses import dataclass
 from functools import partial
+from typing import Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 
 from slrlib.validation import (
     as_float_array,
@@ -155,7 +157,7 @@ def _check_labels(y, n: int, name: str = "y"):
 
 
 # ------------------------------------------------------------------------- data
-def random_unit(key, d: int) -> jax.Array:
+def random_unit(key: jax.Array, d: int) -> jax.Array:
     """A uniform draw on the unit sphere of :math:`\\mathbb R^d` (a normalised Gaussian)."""
     key = check_key(key)
     d = check_positive_int(d, "d")
@@ -176,7 +178,8 @@ def _sample(key, v_star, sigma_x, *, n, d, D, j_star):
     return X, y
 
 
-def sample(key, n: int, d: int, D: int, j_star: int, v_star, sigma_x: float = 1.0):
+def sample(key: jax.Array, n: int, d: int, D: int, j_star: int, v_star: ArrayLike,
+           sigma_x: float = 1.0) -> tuple[jax.Array, jax.Array]:
     r"""``n`` draws of the group-sparse task: ``X`` (n, d, D) and ``y`` (n,) in :math:`\{-1, +1\}`.
 
     Column ``X[k, :, j]`` is group :math:`x_j \sim \mathcal N(0, \sigma_x^2 I_d)` (all independent),
@@ -194,7 +197,7 @@ def sample(key, n: int, d: int, D: int, j_star: int, v_star, sigma_x: float = 1.
     return _sample(key, v_star, sigma_x, n=n, d=d, D=D, j_star=j_star)
 
 
-def embed(X) -> jax.Array:
+def embed(X: ArrayLike) -> jax.Array:
     r"""The input matrix :math:`H = [X; I_D]`: ``X`` (..., d, D) → ``H`` (..., d + D, D)."""
     X = as_float_array(X, "X")
     if jnp.ndim(X) < 2:
@@ -211,7 +214,7 @@ def bayes_accuracy() -> float:
 
 
 # ------------------------------------------------------------------------- model (the definition)
-def attention(H, W) -> jax.Array:
+def attention(H: ArrayLike, W: ArrayLike) -> jax.Array:
     r"""The attention matrix :math:`S = \operatorname{softmax}_{\text{keys}}(H^\top W H)`, (..., D, D).
 
     ``S[..., i, j]`` is the weight of key :math:`i` for query :math:`j`: column :math:`j` is
@@ -227,7 +230,7 @@ def _attention(H, W):
     return jax.nn.softmax(scores, axis=-2)
 
 
-def features(H, W) -> jax.Array:
+def features(H: ArrayLike, W: ArrayLike) -> jax.Array:
     r""":math:`H S \mathbf 1 = \sum_j H\operatorname{softmax}(H^\top W h_j)` (..., d + D): the model is
     :math:`f = v^\top H S\mathbf 1`, linear in :math:`v` with these features (fine-tuning fits them)."""
     H = _check_H(H)
@@ -240,7 +243,7 @@ def _features(H, W):
     return jnp.einsum("...pi,...i->...p", H, c)
 
 
-def model(H, v, W) -> jax.Array:
+def model(H: ArrayLike, v: ArrayLike, W: ArrayLike) -> jax.Array:
     r"""The one-layer transformer :math:`f(H, v, W) = \sum_{j=1}^D v^\top H\operatorname{softmax}(H^\top W h_j)`
     (talk, Zhang, Meng & Cao 2025). ``H`` (..., d + D, D), ``v`` (d + D,), ``W`` (d + D, d + D);
     returns (...,)."""
@@ -251,7 +254,7 @@ def model(H, v, W) -> jax.Array:
     return _features(H, W) @ v
 
 
-def logistic_loss(v, W, H, y) -> jax.Array:
+def logistic_loss(v: ArrayLike, W: ArrayLike, H: ArrayLike, y: ArrayLike) -> jax.Array:
     r"""The empirical logistic loss :math:`\frac1n\sum_k \log(1 + e^{-y_k f(H_k, v, W)})`; ``H`` (n, d + D, D)."""
     H = _check_H(H)
     if jnp.ndim(H) != 3:
@@ -419,7 +422,7 @@ def _metrics(vs, Ws, X, y, X_test, y_test, v_star, sym_weight, *, d, j_star):
     return logs, jnp.mean(S, axis=0), jnp.min(S[:, j_star, :])
 
 
-def train(config: GroupSparseConfig, key) -> GroupSparseRun:
+def train(config: GroupSparseConfig, key: jax.Array) -> GroupSparseRun:
     r"""Pre-train the model by full-batch gradient descent from :math:`v_0 = 0, W_0 = 0`.
 
     ``key`` gives :math:`v^\star` (uniform on the sphere), the ``n`` training samples and the
@@ -514,8 +517,9 @@ def _features_x(X, W):
     return _features(embed(X), W)
 
 
-def sample_efficiency(W, d: int, D: int, j_star: int, ns, key, *, n_seeds: int = 10, n_test: int = 2500,
-                      C: float = 1e4, sigma_x: float = 1.0) -> SampleEfficiency:
+def sample_efficiency(W: ArrayLike, d: int, D: int, j_star: int, ns: Sequence[int] | np.ndarray, key: jax.Array, *,
+                      n_seeds: int = 10, n_test: int = 2500, C: float = 1e4,
+                      sigma_x: float = 1.0) -> SampleEfficiency:
     r"""Downstream sample efficiency of the pre-trained attention against plain logistic regression.
 
     For each seed: a new :math:`\tilde v^\star` (uniform on the sphere, independent of pre-training;

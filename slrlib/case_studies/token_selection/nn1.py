@@ -53,11 +53,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 
 from slrlib.validation import (
     as_float_array,
@@ -145,7 +146,7 @@ def _check_sizes(n, d, N):
     return n, d, N
 
 
-def sample(key, n: int, d: int, N: int, labels: str = "rademacher") -> NN1Data:
+def sample(key: jax.Array, n: int, d: int, N: int, labels: Literal["rademacher", "sign"] = "rademacher") -> NN1Data:
     r"""``n`` prompts of in-context 1-NN: :math:`x_1..x_N, x_q \sim \mathcal U(\mathbb S^{d-1})` i.i.d.
 
     ``labels="rademacher"`` (the talk's setting): :math:`y_i = \pm1` i.i.d. fair signs independent
@@ -161,7 +162,7 @@ def sample(key, n: int, d: int, N: int, labels: str = "rademacher") -> NN1Data:
     return _sample(key, n, d, N, labels)
 
 
-def margins(X, xq, y, i_star) -> jax.Array:
+def margins(X: ArrayLike, xq: ArrayLike, y: ArrayLike, i_star: ArrayLike) -> jax.Array:
     r"""The margin of each prompt in the talk's distribution-shift theorem:
 
     .. math::
@@ -180,7 +181,7 @@ def margins(X, xq, y, i_star) -> jax.Array:
     return jnp.min(jnp.where(y != y_star, D - D_star, jnp.inf), axis=-1)
 
 
-def sample_margin(key, n: int, d: int, N: int, delta: float, R: float = 1.0) -> NN1Data:
+def sample_margin(key: jax.Array, n: int, d: int, N: int, delta: float, R: float = 1.0) -> NN1Data:
     r"""Shifted prompts with margin ``delta``: points pushed out of a shell, labels uniform on ``[-R, R]``.
 
     Draw a prompt as in :func:`sample`; keep the query and its nearest neighbour
@@ -267,7 +268,7 @@ def _symmetrise(data: NN1Data) -> NN1Data:
     return NN1Data(X, xq, y, target, i_star)
 
 
-def embed(X, xq, y) -> jax.Array:
+def embed(X: ArrayLike, xq: ArrayLike, y: ArrayLike) -> jax.Array:
     r"""The prompt matrices :math:`H` (n, d+2, N+1): columns :math:`(x_i, y_i, 0)` then :math:`(x_q, 0, 1)`."""
     X = as_float_array(X, "X")
     xq = as_float_array(xq, "xq")
@@ -334,19 +335,19 @@ def _check_model(W, H):
     return W, H
 
 
-def attention(W, H) -> jax.Array:
+def attention(W: ArrayLike, H: ArrayLike) -> jax.Array:
     r"""The query's attention :math:`\operatorname{softmax}(H^\top W h_q)` over the N+1 columns, (..., N+1)."""
     W, H = _check_model(W, H)
     return _jit_attention(W, H)
 
 
-def predict(W, H) -> jax.Array:
+def predict(W: ArrayLike, H: ArrayLike) -> jax.Array:
     r"""The prediction :math:`f_W(H) = [\text{self-attention}(H)]_{d+1, N+1} = [y_1..y_N, 0]\,\operatorname{softmax}(H^\top W h_q)`."""
     W, H = _check_model(W, H)
     return _jit_predict(W, H)
 
 
-def loss(W, H, target) -> jax.Array:
+def loss(W: ArrayLike, H: ArrayLike, target: ArrayLike) -> jax.Array:
     r"""The sample loss :math:`\frac1{2n}\sum_b (f_W(H_b) - y_{b,i^\star})^2`."""
     W, H = _check_model(W, H)
     target = as_float_array(target, "target")
@@ -361,7 +362,7 @@ def _data_gradient(W, data: NN1Data):
     return jax.grad(_loss)(W, _embed(data.X, data.xq, data.y), data.target)
 
 
-def gradient(W, data: NN1Data) -> jax.Array:
+def gradient(W: ArrayLike, data: NN1Data) -> jax.Array:
     r"""The gradient in :math:`W` of the sample loss :math:`\frac1{2n}\sum_b (f_W(H_b) - y_{b,i^\star})^2`
     of the prompts ``data`` (by ``jax.grad``), (d+2, d+2)."""
     if not isinstance(data, NN1Data):
@@ -385,7 +386,7 @@ def _evaluate(W, data: NN1Data):
     }
 
 
-def evaluate(W, data: NN1Data) -> dict[str, float]:
+def evaluate(W: ArrayLike, data: NN1Data) -> dict[str, float]:
     r"""Scores of ``W`` on a set of prompts.
 
     ``loss``: :math:`\frac12` mean squared error against :math:`y_{i^\star}`; ``attn_mass``: mean
@@ -404,7 +405,7 @@ def evaluate(W, data: NN1Data) -> dict[str, float]:
 _evaluate_jit = jax.jit(_evaluate)
 
 
-def mask_query(W) -> jax.Array:
+def mask_query(W: ArrayLike) -> jax.Array:
     r"""``W`` with :math:`W_{d+2,d+2} = -\infty` (a large negative number): the query's score
     :math:`h_q^\top W h_q` is the only one that entry enters, so the query no longer attends to
     itself and every other score is unchanged (the limit :math:`\xi_2 \to \infty`)."""
@@ -423,7 +424,8 @@ def _margin_scores(W, data: NN1Data):
             "attn_mass": out["attn_mass"], "query_mass": out["query_mass"]}
 
 
-def margin_curve(W, key, deltas, *, n: int, N: int, R: float = 1.0) -> dict[str, np.ndarray]:
+def margin_curve(W: ArrayLike, key: jax.Array, deltas: ArrayLike, *, n: int, N: int,
+                 R: float = 1.0) -> dict[str, np.ndarray]:
     r"""Scores of ``W`` on shifted prompts (:func:`sample_margin`) against the margin :math:`\delta`.
 
     The same base prompts (one ``key``) are pushed to every margin in ``deltas``, so the curves
@@ -449,7 +451,7 @@ def margin_curve(W, key, deltas, *, n: int, N: int, R: float = 1.0) -> dict[str,
 
 
 # ------------------------------------------------------------------------- the ξ form
-def form_summary(W) -> dict[str, np.ndarray]:
+def form_summary(W: ArrayLike) -> dict[str, np.ndarray]:
     r"""How close ``W`` (..., d+2, d+2) is to the talk's form :math:`\operatorname{diag}(\xi_1 I_d, 0, -\xi_2)`.
 
     ``xi1``: mean of the diagonal of the :math:`x` block; ``xi1_range``: max − min of that
@@ -479,7 +481,7 @@ def form_summary(W) -> dict[str, np.ndarray]:
     }
 
 
-def project_form(W) -> jax.Array:
+def project_form(W: ArrayLike) -> jax.Array:
     r"""The talk's form nearest to ``W`` in Frobenius norm: :math:`\operatorname{diag}(\hat\xi_1 I_d, 0, W_{d+2,d+2})`,
     :math:`\hat\xi_1 = \operatorname{tr}(W_{xx})/d`."""
     W = jnp.asarray(W, dtype=float)
@@ -565,7 +567,7 @@ def _sgd(W0, key, lr, *, d, N, batch_size, steps):
     return jnp.concatenate([Ws, W_T[None]], axis=0), losses
 
 
-def heldout_set(config: NN1Config, key) -> NN1Data:
+def heldout_set(config: NN1Config, key: jax.Array) -> NN1Data:
     """The held-out prompts on which :func:`train` with the same ``key`` scores its iterates.
 
     ``key`` is split in two: the first half draws the training batches, the second these
@@ -577,7 +579,7 @@ def heldout_set(config: NN1Config, key) -> NN1Data:
     return _sample(jax.random.split(key)[1], config.n_test, config.d, config.N, "rademacher")
 
 
-def train(config: NN1Config, key) -> NN1Result:
+def train(config: NN1Config, key: jax.Array) -> NN1Result:
     r"""Stochastic gradient descent on the population loss from :math:`W_0 = \operatorname{diag}(0_{d+1}, -\sigma)`.
 
     Step :math:`t` draws ``batch_size`` fresh prompts (:func:`sample`) and sets

@@ -62,11 +62,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import partial
+from typing import Iterable, Literal
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+from jax.typing import ArrayLike
 
 from slrlib.validation import (
     as_float_array,
@@ -186,7 +188,7 @@ def _sample(key, n: int, K: int, N: int, p):
     return _walks(s1, steps, K)
 
 
-def sample(key, n: int, K: int, N: int, p: float) -> jax.Array:
+def sample(key: jax.Array, n: int, K: int, N: int, p: float) -> jax.Array:
     r"""``n`` walks of length ``N`` on the circle of ``K`` nodes: integer states, shape ``(n, N)``.
 
     :math:`s_1` uniform on :math:`\{0, \dots, K-1\}`; :math:`s_{i+1} = s_i + 1 \bmod K` with
@@ -209,7 +211,7 @@ def deterministic_walks(K: int, N: int, p: float) -> jax.Array:
     return jnp.mod(jnp.arange(K)[:, None] + step * jnp.arange(N)[None, :], K)
 
 
-def embed(states, K: int):
+def embed(states: ArrayLike, K: int) -> tuple[jax.Array, jax.Array, jax.Array]:
     r"""The input matrices :math:`H` (shape ``(n, K + N, N)``), :math:`X` (``(n, K, N)``) and labels.
 
     :math:`H = [x_1 \cdots x_{N-1}\ 0;\ p_1 \cdots p_N]` with :math:`x_i = e_{s_i} \in \mathbb R^K`
@@ -241,7 +243,7 @@ def _check_params(V, W, K: int, N: int):
     return V, W
 
 
-def attention(H, W) -> jax.Array:
+def attention(H: ArrayLike, W: ArrayLike) -> jax.Array:
     r"""The attention :math:`\operatorname{softmax}(H^\top W h_N)` over the ``N`` columns, shape ``(n, N)``
     (literal transcription, :math:`h_N` the last column of :math:`H`)."""
     H, W = as_float_array(H, "H"), as_float_array(W, "W")
@@ -256,7 +258,7 @@ def _attention(H, W):
     return jax.nn.softmax(scores, axis=-1)
 
 
-def model(H, V, W) -> jax.Array:
+def model(H: ArrayLike, V: ArrayLike, W: ArrayLike) -> jax.Array:
     r""":math:`f(H, V, W) = V X \operatorname{softmax}(H^\top W h_N)`, shape ``(n, K)``, from the
     full input matrices (literal transcription of the talk's model; :math:`X` = first ``K`` rows of ``H``)."""
     V = as_float_array(V, "V")
@@ -294,7 +296,7 @@ def _forward(states, V, W, K: int):
 _forward_jit = jax.jit(_forward, static_argnames="K")
 
 
-def attention_from_states(states, W, K: int) -> jax.Array:
+def attention_from_states(states: ArrayLike, W: ArrayLike, K: int) -> jax.Array:
     r"""The attention of :func:`attention` computed from the states: score
     :math:`w_x[s_i] + w_p[i]` at position :math:`i < N`, :math:`w_p[N]` at :math:`N`."""
     K = _check_K(K)
@@ -305,7 +307,7 @@ def attention_from_states(states, W, K: int) -> jax.Array:
     return _forward_jit(states, jnp.zeros((K, K)), W, K)[1]
 
 
-def model_from_states(states, V, W, K: int) -> jax.Array:
+def model_from_states(states: ArrayLike, V: ArrayLike, W: ArrayLike, K: int) -> jax.Array:
     """:func:`model` computed from the states (the fast path used in training), shape ``(n, K)``."""
     K = _check_K(K)
     states = _check_states(states, K)
@@ -313,7 +315,7 @@ def model_from_states(states, V, W, K: int) -> jax.Array:
     return _forward_jit(states, V, W, K)[0]
 
 
-def predict(f, rtol: float = 1e-12) -> jax.Array:
+def predict(f: ArrayLike, rtol: float = 1e-12) -> jax.Array:
     r"""The talk's prediction :math:`\operatorname{Pred}(f) = \min\{j : f_j = \max_i f_i\}`, shape ``(n,)``.
 
     Entries within ``rtol * max(1, |max f|)`` of the maximum count as maxima: an exact tie in
@@ -333,7 +335,8 @@ def _predict(f, rtol):
     return jnp.argmax(f >= top - tol, axis=-1)  # first True = smallest index among the maxima
 
 
-def loss_values(f, y, loss: str = "log", eps: float = 1.0) -> jax.Array:
+def loss_values(f: ArrayLike, y: ArrayLike, loss: Literal["log", "cross_entropy", "square"] = "log",
+                eps: float = 1.0) -> jax.Array:
     r"""Per-sample loss of the output ``f`` (``(n, K)``) against labels ``y`` (``(n,)``).
 
     ``"log"``: :math:`-\log(f_y + \epsilon)` (the talk's log loss with :math:`\epsilon`; NaN if
@@ -346,7 +349,8 @@ def loss_values(f, y, loss: str = "log", eps: float = 1.0) -> jax.Array:
     return _loss(jnp.asarray(f), jnp.asarray(y), loss, eps)
 
 
-def empirical_loss(states, V, W, K: int, loss: str = "log", eps: float = 1.0) -> jax.Array:
+def empirical_loss(states: ArrayLike, V: ArrayLike, W: ArrayLike, K: int,
+                   loss: Literal["log", "cross_entropy", "square"] = "log", eps: float = 1.0) -> jax.Array:
     r"""The mean loss over the walks ``states`` (``(n, N)``, labels in the last column):
     :math:`\frac1n \sum_m \ell(f(H_m, V, W), y_m)`, the objective :func:`train` descends
     (exactly the population loss when ``states`` is :func:`deterministic_walks`).
@@ -371,7 +375,7 @@ def _loss(f, y, loss: str, eps):
     return 0.5 * jnp.sum((f - jax.nn.one_hot(y, f.shape[-1])) ** 2, axis=-1)
 
 
-def value_cosine(V, K: int, p: float) -> jax.Array:
+def value_cosine(V: ArrayLike, K: int, p: float) -> jax.Array:
     r"""Frobenius cosine :math:`\langle V, \Pi^{\star\top}\rangle_F / (\|V\|_F \|\Pi^{\star\top}\|_F)`
     (0 when :math:`V = 0`); works on a stack ``(..., K, K)``."""
     K, p = _check_K(K), _check_p(p)
@@ -381,7 +385,7 @@ def value_cosine(V, K: int, p: float) -> jax.Array:
     return _cosine(V, K, p)
 
 
-def exact_accuracy(V, W, K: int, N: int, p: float, rtol: float = 1e-12) -> Fraction:
+def exact_accuracy(V: ArrayLike, W: ArrayLike, K: int, N: int, p: float, rtol: float = 1e-12) -> Fraction:
     r"""Exact population accuracy for :math:`p \in \{0, 1\}`: the fraction of the ``K`` equally
     likely walks whose prediction is right, as a :class:`fractions.Fraction`."""
     states = deterministic_walks(K, N, p)
@@ -511,7 +515,7 @@ def _init(k_init, init_scale, K: int, N: int):
     return init_scale * jax.random.normal(kv, (K, K)), init_scale * jax.random.normal(kw, (K + N, K + N))
 
 
-def init_params(config: "RandomWalkConfig", key) -> tuple[jax.Array, jax.Array]:
+def init_params(config: "RandomWalkConfig", key: jax.Array) -> tuple[jax.Array, jax.Array]:
     """The initial :math:`(V_0, W_0)` that :func:`train` uses for ``config`` and ``key``:
     zero, or Gaussian entries of standard deviation ``config.init_scale``."""
     config = _check_config(config)
@@ -616,7 +620,7 @@ def _check_config(config) -> RandomWalkConfig:
     return config
 
 
-def train(config: RandomWalkConfig, key) -> RandomWalkResult:
+def train(config: RandomWalkConfig, key: jax.Array) -> RandomWalkResult:
     r"""Gradient descent on the population loss of the random-walk task (talk, Shi & Cao).
 
     :math:`V^{(t+1)} = V^{(t)} - \eta\nabla_V L`, :math:`W^{(t+1)} = W^{(t)} - \eta\nabla_W L`
@@ -633,7 +637,7 @@ def train(config: RandomWalkConfig, key) -> RandomWalkResult:
     return _result(config, params, rec)
 
 
-def train_many(configs, seeds) -> list[RandomWalkResult]:
+def train_many(configs: Iterable[RandomWalkConfig], seeds: Iterable[int]) -> list[RandomWalkResult]:
     """:func:`train` for each ``(config, jax.random.key(seed))`` pair, vectorised with ``vmap``.
 
     The configurations must share their sizes (``K``, ``N``, ``steps``, ``batch``, ``n_test``,
@@ -661,7 +665,7 @@ def train_many(configs, seeds) -> list[RandomWalkResult]:
     ]
 
 
-def train_seeds(config: RandomWalkConfig, seeds) -> list[RandomWalkResult]:
+def train_seeds(config: RandomWalkConfig, seeds: Iterable[int]) -> list[RandomWalkResult]:
     """:func:`train` with ``jax.random.key(seed)`` for each integer ``seed >= 0`` (:func:`train_many`)."""
     seeds = list(seeds)
     return train_many([_check_config(config)] * len(seeds), seeds)
