@@ -108,8 +108,8 @@ def test_points_on_manifold_rejects_bad_input(directions):
     ks, vs = directions
     with pytest.raises(ValueError, match="kappa"):
         directions_with_overlaps(np.array([1.5]), np.array([0.0]), 0.0, 0.0, 0.0, ks, vs, jax.random.key(0))
-    with pytest.raises(ValueError, match="kappa and nu"):
-        directions_with_overlaps(np.array([0.1, 0.2]), np.array([0.0]), 0.0, 0.0, 0.0, ks, vs, jax.random.key(0))
+    with pytest.raises(ValueError, match="broadcast"):
+        directions_with_overlaps(np.array([0.1, 0.2]), np.array([0.0, 0.1, 0.2]), 0.0, 0.0, 0.0, ks, vs, jax.random.key(0))
     small = SLRTask(d=3, L=2)
     k3, v3 = small.oracle_directions(jax.random.key(0))
     with pytest.raises(ValueError, match="k_star"):

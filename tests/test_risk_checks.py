@@ -11,7 +11,6 @@ import pytest
 from slrlib.core.geometry import uniform_directions, manifold_directions, directions_with_overlaps
 from slrlib import SLRTask, oracle_risk, overlaps, population_risk, zeta
 from slrlib.book.ch03_risk_checks import (closed_form_vs_monte_carlo, gaussian_expectation, lemma18_checks, points_from_specs, zeta_derivative_checks, zeta_quadrature)
-from slrlib.book.display import text_table
 
 Z_TOL = 4.5
 
@@ -116,7 +115,7 @@ def test_directions_with_overlaps_key_changes_the_pair_not_the_risk(directions):
 
 def test_directions_with_overlaps_rejects_impossible_overlaps(directions):
     k_star, v_star = directions
-    with pytest.raises(ValueError, match="kappa\\^2 \\+ eta\\^2 <= 1"):
+    with pytest.raises(ValueError, match="kappa\\^2 \\+ eta\\^2 must be <= 1"):
         directions_with_overlaps(0.9, 0.0, 0.0, 0.9, 0.0, k_star, v_star, jax.random.key(0))
     with pytest.raises(ValueError, match="not positive semi-definite"):
         directions_with_overlaps(-0.3, 0.7, -0.5, 0.6, -0.4, k_star, v_star, jax.random.key(0))
@@ -185,13 +184,3 @@ def test_closed_form_vs_monte_carlo_rejects_bad_input(directions):
         closed_form_vs_monte_carlo(task, k_star, v_star, K, K, -1.0, jax.random.key(0), 10)
     with pytest.raises(ValueError, match="labels"):
         closed_form_vs_monte_carlo(task, k_star, v_star, K, K, 0.1, jax.random.key(0), 10, labels=["a"])
-
-
-def test_text_table():
-    out = text_table(["a", "bb"], [[1.0, "x"], [22.5, "yyy"]], [".1f", ""])
-    lines = out.splitlines()
-    assert lines[0] == "   a   bb" and lines[2] == " 1.0    x" and lines[3] == "22.5  yyy"
-    with pytest.raises(ValueError, match="one entry per column"):
-        text_table(["a"], [[1]], ["", ""])
-    with pytest.raises(ValueError, match="each row"):
-        text_table(["a", "b"], [[1]])

@@ -60,7 +60,7 @@ def test_exact_batch_gradient_equals_autodiff_on_the_completed_batch(small):
     jax.grad of its batch loss must be the span part plus sum c * sigma * w, exactly."""
     task, ks, vs, K, V = small
     B, L, d, lam = 6, task.L, task.d, 1.3
-    z = jax.random.normal(jax.random.key(7), (S._exact_draws(B, L, 1, 1, d),))
+    z = jax.random.normal(jax.random.key(7), (S.exact_sampler_draws(B, L, 1, 1, d),))
     Q, a, y, _, sigma = S._exact_batch(K, V, ks[None], vs[None], z, B, L, task.gamma, task.eps)
     P_perp = jnp.eye(d) - Q @ Q.T
     W = sigma[None, :, None] * (jax.random.normal(jax.random.key(8), (B, L, d)) @ P_perp)
@@ -78,7 +78,7 @@ def test_exact_batch_gradient_equals_autodiff_on_the_completed_batch(small):
 @pytest.mark.roundoff
 def test_coefficients_are_the_gradient_in_the_projections(small):
     task, ks, vs, K, V = small
-    z = jax.random.normal(jax.random.key(9), (S._exact_draws(4, task.L, 1, 1, task.d),))
+    z = jax.random.normal(jax.random.key(9), (S.exact_sampler_draws(4, task.L, 1, 1, task.d),))
     Q, a, y, _, _ = S._exact_batch(K, V, ks[None], vs[None], z, 4, task.L, task.gamma, task.eps)
     Kc, Vc = K @ Q, V @ Q
 
@@ -213,7 +213,7 @@ def test_short_training_beats_the_null_risk():
     """A short run on a small task brings the held-out risk well below the null risk gamma^2 + eps^2."""
     # d = 20, L = 3: at the final lambda = 2/(1 + 5.8) = 0.29 the oracle's risk is 0.23, 45 % of
     # the null risk 0.51 (Theorem 1); lambda decreases from 2 so that k is found first (Section 5).
-    cfg = SGDConfig("t", "t", lam=2.0, decay=2.9e-3, alpha=0.03, n_steps=2000, log_every=500, d=20, L=3,
+    cfg = SGDConfig(name="t", title="t", lam=2.0, decay=2.9e-3, alpha=0.03, n_steps=2000, log_every=500, d=20, L=3,
                     n_runs=4, test_size=2000)
     exp = run_sgd_experiment(cfg)
     null = cfg.gamma**2 + cfg.eps**2

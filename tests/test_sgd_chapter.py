@@ -282,7 +282,7 @@ def test_oracle_fluctuations_and_the_schedule_at_constant_lambda():
 # ----------------------------------------------------------------------------- experiments
 def _fake_experiment(d=SMALL.d, runs=2, steps=(0, 10, 20, 30), decay=1e-4, heads=1, seed=0, test_size=50):
     """An SGDExperiment whose logged overlaps come from random vectors (no SGD run)."""
-    cfg = SGDConfig("fake", "fake", lam=1.0, decay=decay, alpha=1e-3, n_steps=steps[-1], log_every=steps[1] - steps[0],
+    cfg = SGDConfig(name="fake", title="fake", lam=1.0, decay=decay, alpha=1e-3, n_steps=steps[-1], log_every=steps[1] - steps[0],
                     d=d, L=SMALL.L, gamma=SMALL.gamma, eps=SMALL.eps, n_runs=runs, heads=heads, test_size=test_size)
     task = cfg.task
     n_log = len(steps)
