@@ -18,6 +18,7 @@ from conftest import random_unit
 
 from slrlib.core.geometry import directions_with_overlaps
 from slrlib import SLRTask, manifold_risk, overlaps, risk_from_overlaps
+from slrlib.book import ch06_pgd as ch6
 from slrlib.book import ch07_theorem5 as t5
 from slrlib.training.pgd import (
     classify_limits,
@@ -43,7 +44,7 @@ def test_overlap_partials_match_finite_differences():
     rng = np.random.default_rng(0)
     x = rng.uniform(-0.6, 0.6, size=(5, 8))
     lam, h = 0.7, 1e-6
-    grads = t5.overlap_partials(*x, lam, SMALL)
+    grads = ch6.overlap_partials(*x, lam, SMALL)
     for i in range(5):
         up, down = x.copy(), x.copy()
         up[i] += h
@@ -56,10 +57,10 @@ def test_lemma14_partials_vanish_on_the_manifold_only():
     rng = np.random.default_rng(1)
     kappa, nu = rng.uniform(-1, 1, (2, 50))
     zero = np.zeros(50)
-    _, _, dth, de, dr = t5.overlap_partials(kappa, nu, zero, zero, zero, 0.4, SMALL)
+    _, _, dth, de, dr = ch6.overlap_partials(kappa, nu, zero, zero, zero, 0.4, SMALL)
     assert np.max(np.abs(np.asarray([dth, de, dr]))) == 0.0
     off = rng.uniform(-0.3, 0.3, (3, 50))
-    _, _, dth, de, dr = t5.overlap_partials(kappa, nu, *off, 0.4, SMALL)
+    _, _, dth, de, dr = ch6.overlap_partials(kappa, nu, *off, 0.4, SMALL)
     assert np.min(np.max(np.abs(np.asarray([dth, de, dr])), axis=0)) > 1e-4
     # the closed form is even in (theta, eta, rho) jointly
     r1 = risk_from_overlaps(kappa, nu, *off, 0.4, SMALL)
@@ -72,8 +73,8 @@ def test_gradients_from_partials_match_autodiff_and_finite_differences(direction
     keys = jax.random.split(jax.random.key(2), 2)
     k = random_unit(keys[0], (3, SMALL.d))
     v = random_unit(keys[1], (3, SMALL.d))
-    gk, gv = t5.gradients_from_partials(k, v, ks, vs, 0.6, SMALL)
-    ak, av = t5.euclidean_gradients(k, v, ks, vs, 0.6, SMALL)
+    gk, gv = ch6.gradients_from_partials(k, v, ks, vs, 0.6, SMALL)
+    ak, av = ch6.euclidean_gradients(k, v, ks, vs, 0.6, SMALL)
     np.testing.assert_allclose(np.asarray(gk), np.asarray(ak), atol=1e-12)
     np.testing.assert_allclose(np.asarray(gv), np.asarray(av), atol=1e-12)
 
@@ -122,7 +123,7 @@ SHORT = PGDConfig(name="short", title="short test run", init="manifold", lam=0.1
 
 @pytest.mark.roundoff
 def test_manifold_drift_stays_at_roundoff_and_matches_dense_pgd():
-    drift = t5.manifold_drift(SHORT)
+    drift = ch6.manifold_drift(SHORT)
     assert drift.steps.shape == (301,)
     assert drift.max_distance.max() < 1e-14
     assert np.all(drift.median_distance <= drift.max_distance)
@@ -141,26 +142,26 @@ def test_manifold_drift_stays_at_roundoff_and_matches_dense_pgd():
 
 def test_manifold_drift_and_reduced_vs_full_reject_configs_off_the_manifold():
     with pytest.raises(ValueError, match="config"):
-        t5.manifold_drift("fig7b")
+        ch6.manifold_drift("fig7b")
     with pytest.raises(ValueError, match="config"):
-        t5.reduced_vs_full("fig4a")
+        ch6.reduced_vs_full("fig4a")
     with pytest.raises(ValueError, match="config"):
-        t5.manifold_drift("nonexistent")
+        ch6.manifold_drift("nonexistent")
 
 
 @pytest.mark.roundoff
 def test_reduced_vs_full_agree():
-    out = t5.reduced_vs_full(SHORT)
+    out = ch6.reduced_vs_full(SHORT)
     assert out.gap.max() < 1e-12
     starts = np.array([[0.5, -0.4], [-0.9, 0.9], [0.0, 0.3]])
-    out = t5.reduced_vs_full(SHORT, starts=starts)
+    out = ch6.reduced_vs_full(SHORT, starts=starts)
     np.testing.assert_allclose(out.full_kappa[:, 0], starts[:, 0], atol=1e-14)
     np.testing.assert_allclose(out.full_nu[:, 0], starts[:, 1], atol=1e-14)
     assert out.gap.max() < 1e-12
     assert out.distance.max() < 1e-14
     assert out.config.n_runs == 3
     with pytest.raises(ValueError, match="starts"):
-        t5.reduced_vs_full(SHORT, starts=np.zeros((3, 3)))
+        ch6.reduced_vs_full(SHORT, starts=np.zeros((3, 3)))
 
 
 # --------------------------------------------------------------------------- chapter 7

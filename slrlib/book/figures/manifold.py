@@ -30,16 +30,13 @@ from slrlib.book.plots.manifold import (
     plot_reduced_vs_full,
 )
 from slrlib.core.risk import manifold_risk
+from slrlib.book.ch06_pgd import ManifoldDrift, ReducedVsFull, manifold_drift, reduced_vs_full
 from slrlib.book.ch07_theorem5 import (
     BasinGrid,
     Landscape,
-    ManifoldDrift,
-    ReducedVsFull,
     basin_grid,
     default_starts,
     landscape,
-    manifold_drift,
-    reduced_vs_full,
     saddle_stable_set,
 )
 

@@ -21,12 +21,11 @@ from matplotlib.colors import ListedColormap
 from matplotlib.lines import Line2D
 
 from slrlib.plots.style import COLORS, new_figure
+from slrlib.book.ch06_pgd import ManifoldDrift, ReducedVsFull
 from slrlib.book.ch07_theorem5 import (
     FIVE_POINTS,
     BasinGrid,
     Landscape,
-    ManifoldDrift,
-    ReducedVsFull,
     landscape,
 )
 
