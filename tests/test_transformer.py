@@ -26,10 +26,10 @@ from slrlib.training import transformer as T
 from slrlib.experiments import transformer as TX
 
 SINGLE = T.TransformerConfig(
-    "test-single", "test", SLRTask(16, 4, eps=0.1), n_heads=1, r=16, m=32, alpha=2e-2,
+    name="test-single", title="test", task=SLRTask(16, 4, eps=0.1), n_heads=1, r=16, m=32, alpha=2e-2,
     batch_size=64, test_size=500, n_steps=300, log_every=50, n_runs=4)
 MULTI = T.TransformerConfig(
-    "test-multi", "test", MultiLocationTask(16, 4, M=2, eps=0.1), n_heads=2, r=8, m=32, alpha=4e-2,
+    name="test-multi", title="test", task=MultiLocationTask(16, 4, M=2, eps=0.1), n_heads=2, r=8, m=32, alpha=4e-2,
     batch_size=64, test_size=500, n_steps=300, log_every=50, n_runs=4)
 
 

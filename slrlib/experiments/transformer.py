@@ -27,12 +27,12 @@ __all__ = [
 #: The paper's two Transformer experiments (Appendix E.3 and the authors' published configuration).
 TRANSFORMER_CONFIGS: dict[str, TransformerConfig] = {
     "fig8": TransformerConfig(
-        "fig8", "Figure 8: single-head Transformer layer, single-location regression",
-        SLRTask(d=80, L=10, eps=0.1), n_heads=1, r=80, m=200, alpha=1e-2, batch_size=128,
+        name="fig8", title="Figure 8: single-head Transformer layer, single-location regression",
+        task=SLRTask(d=80, L=10, eps=0.1), n_heads=1, r=80, m=200, alpha=1e-2, batch_size=128,
         test_size=1000, n_steps=8000, log_every=100, n_runs=20),
     "fig10": TransformerConfig(
-        "fig10", "Figure 10: two-head Transformer layer, two-location regression",
-        MultiLocationTask(d=80, L=10, M=2, eps=0.1), n_heads=2, r=40, m=200, alpha=2e-2,
+        name="fig10", title="Figure 10: two-head Transformer layer, two-location regression",
+        task=MultiLocationTask(d=80, L=10, M=2, eps=0.1), n_heads=2, r=40, m=200, alpha=2e-2,
         batch_size=128, test_size=1000, n_steps=10_000, log_every=100, n_runs=10),
 }
 

@@ -106,7 +106,7 @@ _DTYPE = jnp.float32
 
 
 # ---------------------------------------------------------------------- configuration
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TransformerConfig:
     r"""One Transformer-layer experiment: the task, the layer's sizes, SGD's parameters.
 
