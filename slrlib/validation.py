@@ -55,12 +55,41 @@ def is_concrete(x: object) -> bool:
 
     Checks on concrete values use NumPy, so they also work on constants captured
     inside a function being traced by ``jax.jit``.
+
+    Parameters
+    ----------
+    x : object
+        Any value.
+
+    Returns
+    -------
+    bool
+        ``False`` for a ``jax`` tracer, ``True`` otherwise.
     """
     return not isinstance(x, jax.core.Tracer)
 
 
 def check_positive_int(value: object, name: str) -> int:
-    """A positive integer (``bool`` excluded); returns it as ``int``."""
+    """A positive integer (``bool`` excluded); returns it as ``int``.
+
+    Parameters
+    ----------
+    value : object
+        The value to check.
+    name : str
+        Its name, for the error message.
+
+    Returns
+    -------
+    int
+        ``value`` as an ``int``.
+
+    Raises
+    ------
+    ValueError
+        When ``value`` is not an integer (a whole float included: the message says to pass an
+        ``int``), is a ``bool``, or is ``< 1``.
+    """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         if isinstance(value, float) and math.isfinite(value) and value == int(value):
             raise ValueError(
@@ -73,7 +102,30 @@ def check_positive_int(value: object, name: str) -> int:
 
 
 def check_real_scalar(value: object, name: str, *, minimum: float | None = None, strict: bool = False) -> float:
-    """A finite real number, optionally bounded below; returns it as ``float``."""
+    """A finite real number, optionally bounded below; returns it as ``float``.
+
+    Parameters
+    ----------
+    value : object
+        The value to check: a real number or a 0-d numeric array.
+    name : str
+        Its name, for the error message.
+    minimum : float, optional
+        Lower bound.
+    strict : bool
+        If true, ``value`` must be ``> minimum``; otherwise ``>= minimum``.
+
+    Returns
+    -------
+    float
+        ``value`` as a ``float``.
+
+    Raises
+    ------
+    ValueError
+        When ``value`` is not a real number (``bool`` excluded), is not finite, or is below
+        ``minimum``.
+    """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         arr = np.asarray(value) if not isinstance(value, (str, bytes)) else None
         if arr is None or arr.ndim != 0 or not np.issubdtype(arr.dtype, np.number):
@@ -91,7 +143,25 @@ def check_real_scalar(value: object, name: str, *, minimum: float | None = None,
 
 
 def as_float_array(x: ArrayLike, name: str) -> jax.Array:
-    """Convert to a floating ``jax`` array (tracers pass through)."""
+    """Convert to a floating ``jax`` array (tracers pass through).
+
+    Parameters
+    ----------
+    x : array_like
+        Real (floating or integer) values; integers are converted to the default float type.
+    name : str
+        Its name, for the error message.
+
+    Returns
+    -------
+    jax.Array
+        ``x`` as a floating array, or ``x`` itself if it is a tracer.
+
+    Raises
+    ------
+    ValueError
+        When ``x`` is a string or cannot be converted to a real array.
+    """
     if not is_concrete(x):
         return x
     if isinstance(x, (str, bytes)):
@@ -108,19 +178,60 @@ def as_float_array(x: ArrayLike, name: str) -> jax.Array:
 
 
 def check_finite(x: ArrayLike, name: str) -> None:
-    """No NaN and no infinity."""
+    """No NaN and no infinity.
+
+    Parameters
+    ----------
+    x : array_like
+        The values (skipped under tracing).
+    name : str
+        Its name, for the error message.
+
+    Raises
+    ------
+    ValueError
+        When an entry is NaN or infinite.
+    """
     if is_concrete(x) and not np.all(np.isfinite(np.asarray(x))):
         raise ValueError(f"{name} must be finite (no NaN or inf), got {_short(x)}")
 
 
 def check_nonnegative(x: ArrayLike, name: str) -> None:
-    """All entries ``>= 0``."""
+    """All entries ``>= 0``.
+
+    Parameters
+    ----------
+    x : array_like
+        The values (skipped under tracing).
+    name : str
+        Its name, for the error message.
+
+    Raises
+    ------
+    ValueError
+        When an entry is negative (or NaN).
+    """
     if is_concrete(x) and not np.all(np.asarray(x) >= 0):
         raise ValueError(f"{name} must be >= 0, got {_short(x)}")
 
 
 def check_last_dim(x: ArrayLike, name: str, d: int) -> None:
-    """At least one axis, the last of length ``d``."""
+    """At least one axis, the last of length ``d``.
+
+    Parameters
+    ----------
+    x : array_like
+        The array (checked under tracing too: shapes are known).
+    name : str
+        Its name, for the error message.
+    d : int
+        Required length of the last axis.
+
+    Raises
+    ------
+    ValueError
+        When ``x`` has no axis or its last axis is not of length ``d``.
+    """
     if jnp.ndim(x) < 1 or jnp.shape(x)[-1] != d:
         raise ValueError(
             f"{name} must have shape (..., {d}) (last axis = d = {d}), got shape {jnp.shape(x)}"
@@ -128,13 +239,43 @@ def check_last_dim(x: ArrayLike, name: str, d: int) -> None:
 
 
 def check_shape(x: ArrayLike, name: str, shape: tuple) -> None:
-    """Exactly ``shape``."""
+    """Exactly ``shape``.
+
+    Parameters
+    ----------
+    x : array_like
+        The array (checked under tracing too: shapes are known).
+    name : str
+        Its name, for the error message.
+    shape : tuple
+        The required shape.
+
+    Raises
+    ------
+    ValueError
+        When ``x`` does not have shape ``shape``.
+    """
     if tuple(jnp.shape(x)) != tuple(shape):
         raise ValueError(f"{name} must have shape {tuple(shape)}, got shape {jnp.shape(x)}")
 
 
 def check_unit_norm(x: ArrayLike, name: str, tol: float = UNIT_NORM_TOL) -> None:
-    """Every vector along the last axis has Euclidean norm 1 (within ``tol``)."""
+    r"""Every vector along the last axis has Euclidean norm 1 (within ``tol``).
+
+    Parameters
+    ----------
+    x : array_like, shape (..., d)
+        The vectors (skipped under tracing).
+    name : str
+        Its name, for the error message.
+    tol : float
+        Tolerance on :math:`|\|x\| - 1|`; default :data:`UNIT_NORM_TOL`.
+
+    Raises
+    ------
+    ValueError
+        When some vector's norm differs from 1 by more than ``tol``.
+    """
     if not is_concrete(x):
         return
     norms = np.linalg.norm(np.asarray(x), axis=-1)
@@ -147,7 +288,22 @@ def check_unit_norm(x: ArrayLike, name: str, tol: float = UNIT_NORM_TOL) -> None
 
 
 def check_orthogonal(a: ArrayLike, b: ArrayLike, name_a: str, name_b: str, tol: float = ORTHOGONALITY_TOL) -> None:
-    """``|<a, b>| <= tol`` (Assumption 1 for k*, v*)."""
+    r"""``|<a, b>| <= tol`` (Assumption 1 for k*, v*).
+
+    Parameters
+    ----------
+    a, b : array_like, shape (..., d)
+        The vectors, paired along the leading axes (skipped under tracing).
+    name_a, name_b : str
+        Their names, for the error message.
+    tol : float
+        Tolerance on :math:`|\langle a, b\rangle|`; default :data:`ORTHOGONALITY_TOL`.
+
+    Raises
+    ------
+    ValueError
+        When some pair has :math:`|\langle a, b\rangle| > \mathrm{tol}`.
+    """
     if not (is_concrete(a) and is_concrete(b)):
         return
     dot = float(np.max(np.abs(np.sum(np.asarray(a) * np.asarray(b), axis=-1))))
@@ -159,7 +315,25 @@ def check_orthogonal(a: ArrayLike, b: ArrayLike, name_a: str, name_b: str, tol: 
 
 
 def check_key(key: object, name: str = "key") -> jax.Array:
-    """A ``jax.random`` key: new-style typed key or legacy ``uint32[2]``."""
+    """A ``jax.random`` key: new-style typed key or legacy ``uint32[2]``.
+
+    Parameters
+    ----------
+    key : object
+        The key (passed through under tracing).
+    name : str
+        Its name, for the error message.
+
+    Returns
+    -------
+    jax.Array
+        ``key`` itself.
+
+    Raises
+    ------
+    ValueError
+        When ``key`` is neither a typed ``jax.random`` key nor a ``uint32`` array of shape (2,).
+    """
     if not is_concrete(key):
         return key
     try:

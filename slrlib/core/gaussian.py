@@ -53,37 +53,121 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
 def erf_prime(x: ArrayLike) -> jax.Array:
-    r"""Derivative of erf: :math:`\operatorname{erf}'(x) = \frac{2}{\sqrt\pi} e^{-x^2}`."""
+    r"""Derivative of erf: :math:`\operatorname{erf}'(x) = \frac{2}{\sqrt\pi} e^{-x^2}`.
+
+    Parameters
+    ----------
+    x : array_like
+        Real argument.
+
+    Returns
+    -------
+    jax.Array
+        :math:`\operatorname{erf}'(x)`, elementwise.
+    """
     return _TWO_OVER_SQRT_PI * jnp.exp(-jnp.square(x))
 
 
 def erf_second(x: ArrayLike) -> jax.Array:
-    r"""Second derivative of erf: :math:`\operatorname{erf}''(x) = -2x\,\operatorname{erf}'(x)`."""
+    r"""Second derivative of erf: :math:`\operatorname{erf}''(x) = -2x\,\operatorname{erf}'(x)`.
+
+    Parameters
+    ----------
+    x : array_like
+        Real argument.
+
+    Returns
+    -------
+    jax.Array
+        :math:`\operatorname{erf}''(x)`, elementwise.
+    """
     return -2.0 * x * erf_prime(x)
 
 
 def expected_erf(a: ArrayLike, b: ArrayLike) -> jax.Array:
-    r""":math:`\mathbb E \operatorname{erf}(aG + b) = \operatorname{erf}\big(b / \sqrt{1 + 2a^2}\big)`
-    (Lemma 18 (i))."""
+    r"""Gaussian expectation of erf, :math:`\mathbb E \operatorname{erf}(aG + b)` (Lemma 18 (i)).
+
+    .. math::
+
+        \mathbb E \operatorname{erf}(aG + b) = \operatorname{erf}\big(b / \sqrt{1 + 2a^2}\big),
+        \qquad G \sim \mathcal N(0, 1).
+
+    Parameters
+    ----------
+    a, b : array_like
+        Scale and shift; they broadcast together.
+
+    Returns
+    -------
+    jax.Array
+        The expectation, elementwise.
+    """
     return erf(b / jnp.sqrt(1.0 + 2.0 * jnp.square(a)))
 
 
 def expected_erf_prime(a: ArrayLike, b: ArrayLike) -> jax.Array:
-    r""":math:`\mathbb E \operatorname{erf}'(aG + b) = \frac{2}{\sqrt\pi}
-    \frac{e^{-b^2/(1+2a^2)}}{\sqrt{1+2a^2}}` (Lemma 18 (ii))."""
+    r"""Gaussian expectation of erf', :math:`\mathbb E \operatorname{erf}'(aG + b)` (Lemma 18 (ii)).
+
+    .. math::
+
+        \mathbb E \operatorname{erf}'(aG + b) = \frac{2}{\sqrt\pi}
+        \frac{e^{-b^2/(1+2a^2)}}{\sqrt{1+2a^2}}, \qquad G \sim \mathcal N(0, 1).
+
+    Parameters
+    ----------
+    a, b : array_like
+        Scale and shift; they broadcast together.
+
+    Returns
+    -------
+    jax.Array
+        The expectation, elementwise.
+    """
     c = 1.0 + 2.0 * jnp.square(a)
     return _TWO_OVER_SQRT_PI * jnp.exp(-jnp.square(b) / c) / jnp.sqrt(c)
 
 
 def expected_erf_sq_centered(a: ArrayLike) -> jax.Array:
-    r""":math:`\mathbb E \operatorname{erf}(aG)^2 = \frac{2}{\pi}
-    \arcsin\frac{2a^2}{1 + 2a^2}`, i.e. :math:`\zeta(0, a)`."""
+    r"""Second moment of erf of a centred Gaussian, :math:`\mathbb E \operatorname{erf}(aG)^2 = \zeta(0, a)`.
+
+    .. math::
+
+        \mathbb E \operatorname{erf}(aG)^2 = \frac{2}{\pi} \arcsin\frac{2a^2}{1 + 2a^2},
+        \qquad G \sim \mathcal N(0, 1),
+
+    i.e. :math:`\zeta(0, a)`.
+
+    Parameters
+    ----------
+    a : array_like
+        Scale of the Gaussian.
+
+    Returns
+    -------
+    jax.Array
+        The expectation, elementwise.
+    """
     a2 = jnp.square(a)
     return (2.0 / math.pi) * jnp.arcsin(2.0 * a2 / (1.0 + 2.0 * a2))
 
 
 def expected_erf_prime_sq_centered(a: ArrayLike) -> jax.Array:
-    r""":math:`\mathbb E \operatorname{erf}'(aG)^2 = \frac{4}{\pi\sqrt{1 + 4a^2}}`."""
+    r"""Second moment of erf' of a centred Gaussian, :math:`\mathbb E \operatorname{erf}'(aG)^2`.
+
+    .. math::
+
+        \mathbb E \operatorname{erf}'(aG)^2 = \frac{4}{\pi\sqrt{1 + 4a^2}}, \qquad G \sim \mathcal N(0, 1).
+
+    Parameters
+    ----------
+    a : array_like
+        Scale of the Gaussian.
+
+    Returns
+    -------
+    jax.Array
+        The expectation, elementwise.
+    """
     return 4.0 / (math.pi * jnp.sqrt(1.0 + 4.0 * jnp.square(a)))
 
 
@@ -98,6 +182,16 @@ def zeta_dt(t: ArrayLike, s: ArrayLike) -> jax.Array:
 
     (Stein's lemma and Lemma 18; this is the formula the paper integrates numerically).
     Built from elementary functions, so ``jax`` differentiates it further.
+
+    Parameters
+    ----------
+    t, s : array_like
+        Arguments of :math:`\zeta`; they broadcast together. No validation.
+
+    Returns
+    -------
+    jax.Array
+        :math:`\partial_t \zeta(t, s)`, elementwise.
     """
     c2 = 1.0 + 2.0 * jnp.square(s)
     c4 = 1.0 + 4.0 * jnp.square(s)
@@ -156,6 +250,16 @@ def zeta(t: ArrayLike, s: ArrayLike) -> jax.Array:
     t, s : array_like
         Broadcastable real arrays; ``s`` is a standard deviation and must be ``≥ 0``.
         Validation happens when the inputs are concrete (not under ``jax`` tracing).
+
+    Returns
+    -------
+    jax.Array
+        :math:`\zeta(t, s)`, of the broadcast shape of ``t`` and ``s``.
+
+    Raises
+    ------
+    ValueError
+        When ``t`` or ``s`` is not a finite real array, or ``s`` has a negative entry.
     """
     t = as_float_array(t, "t")
     s = as_float_array(s, "s")

@@ -74,6 +74,12 @@ def canonical_directions(d: int) -> tuple[jax.Array, jax.Array]:
     Returns
     -------
     k_star, v_star : jax.Array, shape (d,)
+        The first two canonical basis vectors.
+
+    Raises
+    ------
+    ValueError
+        When ``d`` is not an integer ``>= 2``.
     """
     d = check_positive_int(d, "d")
     if d < 2:
@@ -84,7 +90,7 @@ def canonical_directions(d: int) -> tuple[jax.Array, jax.Array]:
 
 def overlap_coordinates(kappa: ArrayLike, nu: ArrayLike, theta: ArrayLike, eta: ArrayLike, rho: ArrayLike, *,
                         project: bool = False, tol: float = GRAM_TOL) -> tuple[np.ndarray, np.ndarray]:
-    r"""Coordinates of unit vectors :math:`(k, v)` with the given overlaps, in the basis :math:`(k^\star, v^\star, u_1, u_2)`.
+    r"""Coordinates of unit vectors :math:`(k, v)` of given overlaps in the basis :math:`(k^\star, v^\star, u_1, u_2)`.
 
     .. math::
 
@@ -118,6 +124,7 @@ def overlap_coordinates(kappa: ArrayLike, nu: ArrayLike, theta: ArrayLike, eta: 
         When no pair of unit vectors has these overlaps: :math:`\kappa^2 + \eta^2 > 1`;
         :math:`\kappa^2 + \eta^2 = 1` (so :math:`k \in \operatorname{span}\{k^\star, v^\star\}`)
         and :math:`\rho \ne \kappa\theta + \eta\nu`; or :math:`\theta^2 + \nu^2 + b^2 > 1`.
+        Also when an overlap is not finite or the overlaps do not broadcast together.
     """
     arrays = []
     for x, name in zip((kappa, nu, theta, eta, rho), OVERLAP_NAMES):
@@ -197,8 +204,14 @@ def vectors_with_overlaps(kappa: ArrayLike, nu: ArrayLike, theta: ArrayLike, eta
     Returns
     -------
     k, v : jax.Array, shape (n, d)
+        The unit vectors.
     k_star, v_star : jax.Array, shape (d,)
         :func:`canonical_directions`.
+
+    Raises
+    ------
+    ValueError
+        When ``d < 4``, or no pair of unit vectors has these overlaps (see :func:`overlap_coordinates`).
     """
     d = check_positive_int(d, "d")
     if d < 4:
@@ -249,7 +262,8 @@ def directions_with_overlaps(kappa: ArrayLike, nu: ArrayLike, theta: ArrayLike, 
         The overlaps; they broadcast together.
     k_star, v_star : array_like, shape (d,)
         Orthonormal task directions, :math:`d \ge 4`.
-    key : jax.random key
+    key : jax.Array
+        A ``jax.random`` key.
 
     Returns
     -------
@@ -260,7 +274,8 @@ def directions_with_overlaps(kappa: ArrayLike, nu: ArrayLike, theta: ArrayLike, 
     Raises
     ------
     ValueError
-        When no pair of unit vectors has these overlaps (see :func:`overlap_coordinates`).
+        When no pair of unit vectors has these overlaps (see :func:`overlap_coordinates`), or the
+        task directions or the key are invalid (:math:`d < 4` included).
     """
     k_star = jnp.asarray(k_star, dtype=float)
     d = int(k_star.shape[0]) if k_star.ndim == 1 else -1
@@ -293,9 +308,9 @@ def uniform_directions(key: jax.Array, d: int, shape: Sequence[int] = ()) -> tup
 
     Parameters
     ----------
-    key : jax.random key
-        Split in two: the first half draws every :math:`k`, the second every :math:`v`
-        (normalised Gaussian vectors).
+    key : jax.Array
+        A ``jax.random`` key, split in two: the first half draws every :math:`k`, the second
+        every :math:`v` (normalised Gaussian vectors).
     d : int
         The dimension.
     shape : tuple of int
@@ -304,6 +319,13 @@ def uniform_directions(key: jax.Array, d: int, shape: Sequence[int] = ()) -> tup
     Returns
     -------
     k, v : jax.Array, shape ``shape + (d,)``
+        The unit vectors.
+
+    Raises
+    ------
+    ValueError
+        When ``key`` is not a ``jax.random`` key, ``d`` is not a positive integer, or ``shape`` is
+        not a tuple of positive integers.
     """
     key = check_key(key)
     d = check_positive_int(d, "d")
@@ -339,8 +361,8 @@ def manifold_directions(key: jax.Array, k_star: ArrayLike, v_star: ArrayLike,
 
     Parameters
     ----------
-    key : jax.random key
-        Split in two, for :math:`k` and for :math:`v`.
+    key : jax.Array
+        A ``jax.random`` key, split in two, for :math:`k` and for :math:`v`.
     k_star, v_star : array_like, shape (d,)
         Orthonormal task directions.
     shape : tuple of int
@@ -349,6 +371,13 @@ def manifold_directions(key: jax.Array, k_star: ArrayLike, v_star: ArrayLike,
     Returns
     -------
     k, v : jax.Array, shape ``shape + (d,)``
+        The unit vectors.
+
+    Raises
+    ------
+    ValueError
+        When ``key`` is not a ``jax.random`` key, the task directions violate Assumption 1, or
+        ``shape`` is not a tuple of positive integers.
     """
     key = check_key(key)
     k_star = jnp.asarray(k_star, dtype=float)

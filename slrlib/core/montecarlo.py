@@ -35,19 +35,47 @@ __all__ = [
 
 
 class MonteCarloEstimate(NamedTuple):
-    """A Monte Carlo mean with its standard error ``sqrt(var / n)`` and sample size."""
+    r"""A Monte Carlo mean with its standard error and sample size.
+
+    Fields: ``mean``, its standard error ``stderr`` :math:`= \sqrt{\mathrm{var}/n}`, and the
+    number of draws ``n``.
+    """
 
     mean: np.ndarray
     stderr: np.ndarray
     n: int
 
     def z_score(self, reference: ArrayLike) -> np.ndarray:
-        """``(mean - reference) / stderr``: the gap to a reference value in standard errors."""
+        """The gap to a reference value in standard errors, ``(mean - reference) / stderr``.
+
+        Parameters
+        ----------
+        reference : array_like
+            The reference value(s), e.g. a closed form; broadcast against ``mean``.
+
+        Returns
+        -------
+        numpy.ndarray
+            The z-score; a few units at most when the reference is the true mean.
+        """
         return (self.mean - np.asarray(reference)) / self.stderr
 
 
 def default_batch_size(task: SLRTask, n_samples: int) -> int:
-    """The batch size :func:`slrlib.monte_carlo_risk` uses: about 4 million token entries per batch."""
+    """The batch size :func:`slrlib.monte_carlo_risk` uses: about 4 million token entries per batch.
+
+    Parameters
+    ----------
+    task : SLRTask
+        The task (a sample holds ``L * d`` token entries).
+    n_samples : int
+        Total number of draws.
+
+    Returns
+    -------
+    int
+        ``max(1, min(n_samples, 4_000_000 // (L * d)))``.
+    """
     return max(1, min(n_samples, 4_000_000 // (task.L * task.d)))
 
 
@@ -57,6 +85,23 @@ def mean_with_stderr(values: ArrayLike, axis: int = 0) -> MonteCarloEstimate:
     ``s`` is the sample standard deviation (``ddof = 1``). For 0/1 values (a success
     indicator) this is the binomial standard error :math:`\sqrt{\hat p(1 - \hat p)/n}` up to
     the factor :math:`\sqrt{n/(n-1)}`.
+
+    Parameters
+    ----------
+    values : array_like
+        The draws, at least one axis.
+    axis : int
+        The sample axis.
+
+    Returns
+    -------
+    MonteCarloEstimate
+        ``mean`` and ``stderr`` of the shape of ``values`` without ``axis``, and ``n``.
+
+    Raises
+    ------
+    ValueError
+        When ``values`` has no axis, fewer than 2 values along ``axis``, or non-finite values.
     """
     x = np.asarray(values, dtype=np.float64)
     if x.ndim == 0:
@@ -84,7 +129,13 @@ class RunningMoments:
         self.count = 0
 
     def add(self, x: np.ndarray) -> None:
-        """Merge a batch of draws (axis 0 indexes the draws)."""
+        """Merge a batch of draws.
+
+        Parameters
+        ----------
+        x : numpy.ndarray
+            The draws; axis 0 indexes them.
+        """
         x = np.asarray(x, dtype=np.float64)
         n = x.shape[0]
         b_mean = x.mean(axis=0)
@@ -99,7 +150,13 @@ class RunningMoments:
         self.count = total
 
     def estimate(self) -> MonteCarloEstimate:
-        """Mean and standard error of everything merged so far (at least two draws)."""
+        r"""Mean and standard error of everything merged so far (at least two draws).
+
+        Returns
+        -------
+        MonteCarloEstimate
+            ``mean``, ``stderr`` (sample standard deviation over :math:`\sqrt n`) and ``n``.
+        """
         var = self.m2 / (self.count - 1)
         return MonteCarloEstimate(mean=self.mean, stderr=np.sqrt(var / self.count), n=self.count)
 
@@ -121,9 +178,11 @@ def monte_carlo_mean(
         Maps a :class:`slrlib.core.task.Sample` of ``b`` draws (``X`` (b, L, d), ``y`` (b,),
         ``J0`` (b,)) to an array of shape (b, ...) or to a dictionary (any ``jax`` pytree)
         of such arrays. Booleans are averaged as 0/1 (a probability).
-    task, k_star, v_star
-        The task and its directions (validated as in :meth:`SLRTask.sample`).
-    key
+    task : SLRTask
+        The task.
+    k_star, v_star : array_like, shape (d,)
+        Its directions (validated as in :meth:`SLRTask.sample`).
+    key : jax.Array
         A ``jax.random`` key. Batches are drawn with ``jax.random.split(key, n_batches)``,
         as in :func:`slrlib.monte_carlo_risk`: with the same key, ``n_samples`` and
         ``batch_size`` both functions see the same samples.
@@ -135,8 +194,16 @@ def monte_carlo_mean(
 
     Returns
     -------
-    A :class:`slrlib.MonteCarloEstimate` (``mean``, ``stderr``, ``n``; ``z_score(reference)``)
-    of shape ``(...)``, or the same pytree of them.
+    MonteCarloEstimate or pytree of MonteCarloEstimate
+        A :class:`slrlib.MonteCarloEstimate` (``mean``, ``stderr``, ``n``; ``z_score(reference)``)
+        of shape ``(...)``, or the same pytree of them.
+
+    Raises
+    ------
+    ValueError
+        When ``statistic`` is not callable, returns no arrays, changes structure between batches,
+        returns arrays of the wrong shape or non-finite values, or another argument is invalid
+        (``n_samples < 2`` included).
     """
     task = check_task(task)
     if not callable(statistic):
@@ -180,10 +247,22 @@ def monte_carlo_mean(
 def comparison_table(rows: Mapping[str, tuple[MonteCarloEstimate, Any]], digits: int = 5) -> str:
     r"""A plain-text table: exact value, Monte Carlo mean, standard error and gap in standard errors.
 
-    ``rows`` maps a label to ``(estimate, exact)`` with a scalar :class:`MonteCarloEstimate`
-    (or one of shape (m,), giving m lines labelled ``label[i]``) and the exact value(s).
-    The last column is :meth:`MonteCarloEstimate.z_score`: a few units at most when the
+    The last column is :meth:`MonteCarloEstimate.z_score`,
+    :math:`(\text{mean} - \text{exact})/\text{stderr}`: a few units at most when the
     exact value is right; ``-`` when the standard error is 0 (all draws equal).
+
+    Parameters
+    ----------
+    rows : mapping of str to (MonteCarloEstimate, float or array_like)
+        Maps a label to ``(estimate, exact)`` with a scalar :class:`MonteCarloEstimate`
+        (or one of shape (m,), giving m lines labelled ``label[i]``) and the exact value(s).
+    digits : int
+        Significant digits of the exact value and the mean.
+
+    Returns
+    -------
+    str
+        The table, one line per quantity under a header.
     """
     lines = []
     for label, (est, exact) in rows.items():

@@ -69,11 +69,33 @@ def _project(X, u):
 
 
 def hard_oracle(X: ArrayLike, k_star: ArrayLike, v_star: ArrayLike) -> jax.Array:
-    r"""The oracle predictor (1): :math:`T^\star(\mathbb X) = X_{\hat\jmath}^\top v^\star`,
-    :math:`\hat\jmath = \arg\max_\ell X_\ell^\top k^\star`.
+    r"""The oracle predictor (1), which reads the token of largest projection on :math:`k^\star`.
+
+    .. math::
+
+        T^\star(\mathbb X) = X_{\hat\jmath}^\top v^\star, \qquad
+        \hat\jmath = \arg\max_\ell X_\ell^\top k^\star.
 
     It detects the relevant token by its projection on :math:`k^\star` and regresses on
     it in the direction :math:`v^\star`. Not differentiable in :math:`k^\star`.
+
+    Parameters
+    ----------
+    X : array_like, shape (..., L, d)
+        Tokens.
+    k_star, v_star : array_like, shape (..., d)
+        Unit directions; leading axes broadcast against those of ``X``.
+
+    Returns
+    -------
+    jax.Array, shape (...)
+        The predictions.
+
+    Raises
+    ------
+    ValueError
+        When ``X`` has fewer than two axes, or a direction has the wrong last axis, is not
+        finite or is not of unit norm.
     """
     X = _tokens(X)
     d = X.shape[-1]
@@ -85,12 +107,36 @@ def hard_oracle(X: ArrayLike, k_star: ArrayLike, v_star: ArrayLike) -> jax.Array
 
 
 def softmax_attention(X: ArrayLike, k: ArrayLike, v: ArrayLike, lam: ArrayLike) -> jax.Array:
-    r"""Softmax attention (2):
-    :math:`T^{\rm soft}_\lambda(\mathbb X) = \sum_\ell \operatorname{softmax}(\lambda \mathbb X k)_\ell\, X_\ell^\top v`.
+    r"""Softmax attention (2), with inverse temperature :math:`\lambda`.
+
+    .. math::
+
+        T^{\rm soft}_\lambda(\mathbb X) = \sum_\ell \operatorname{softmax}(\lambda \mathbb X k)_\ell\, X_\ell^\top v.
 
     The [CLS] row of a one-head attention layer with rank-one query-key and value
     matrices (eqs. 4–5). As :math:`\lambda \to \infty` it tends to :func:`hard_oracle`
     at :math:`(k, v) = (k^\star, v^\star)`.
+
+    Parameters
+    ----------
+    X : array_like, shape (..., L, d)
+        Tokens.
+    k, v : array_like, shape (..., d)
+        Unit key and value directions; leading axes broadcast against those of ``X``.
+    lam : float
+        Inverse temperature :math:`\lambda \ge 0`.
+
+    Returns
+    -------
+    jax.Array, shape (...)
+        The predictions.
+
+    Raises
+    ------
+    ValueError
+        When ``X`` has fewer than two axes, a direction has the wrong last axis, is not finite
+        or is not of unit norm, or ``lam`` is not a real number ``>= 0``
+        (checked on concrete values).
     """
     X = _tokens(X)
     d = X.shape[-1]
@@ -102,11 +148,35 @@ def softmax_attention(X: ArrayLike, k: ArrayLike, v: ArrayLike, lam: ArrayLike) 
 
 
 def erf_attention(X: ArrayLike, k: ArrayLike, v: ArrayLike, lam: ArrayLike) -> jax.Array:
-    r"""The paper's predictor (3):
-    :math:`T^{(k,v)}_\lambda(\mathbb X) = \sum_{\ell=1}^L \operatorname{erf}(\lambda X_\ell^\top k)\, X_\ell^\top v`.
+    r"""The paper's predictor (3), attention with the component-wise non-linearity erf.
+
+    .. math::
+
+        T^{(k,v)}_\lambda(\mathbb X) = \sum_{\ell=1}^L \operatorname{erf}(\lambda X_\ell^\top k)\, X_\ell^\top v.
 
     Softmax replaced by the component-wise non-linearity erf: tokens are weighted
     independently, which makes the risk computable in closed form (Theorem 1).
+
+    Parameters
+    ----------
+    X : array_like, shape (..., L, d)
+        Tokens.
+    k, v : array_like, shape (..., d)
+        Unit key and value directions; leading axes broadcast against those of ``X``.
+    lam : float
+        Inverse temperature :math:`\lambda \ge 0`.
+
+    Returns
+    -------
+    jax.Array, shape (...)
+        The predictions.
+
+    Raises
+    ------
+    ValueError
+        When ``X`` has fewer than two axes, a direction has the wrong last axis, is not finite
+        or is not of unit norm, or ``lam`` is not a real number ``>= 0``
+        (checked on concrete values).
     """
     X = _tokens(X)
     d = X.shape[-1]
@@ -117,11 +187,33 @@ def erf_attention(X: ArrayLike, k: ArrayLike, v: ArrayLike, lam: ArrayLike) -> j
 
 
 def multi_head_erf_attention(X: ArrayLike, K: ArrayLike, V: ArrayLike, lam: ArrayLike) -> jax.Array:
-    r"""The multi-head predictor (31):
-    :math:`\sum_{h=1}^{H} \sum_{\ell=1}^L \operatorname{erf}(\lambda X_\ell^\top k_h)\, X_\ell^\top v_h`.
+    r"""The multi-head predictor (31), a sum of ``H`` erf predictors (3).
 
-    ``K, V`` of shape (..., H, d): one unit direction per head (row). A sum of ``H``
-    erf predictors (3); with ``H = 1`` it is :func:`erf_attention`.
+    .. math::
+
+        \sum_{h=1}^{H} \sum_{\ell=1}^L \operatorname{erf}(\lambda X_\ell^\top k_h)\, X_\ell^\top v_h.
+
+    With ``H = 1`` it is :func:`erf_attention`.
+
+    Parameters
+    ----------
+    X : array_like, shape (..., L, d)
+        Tokens.
+    K, V : array_like, shape (..., H, d)
+        One unit direction per head (row).
+    lam : float
+        Inverse temperature :math:`\lambda \ge 0`.
+
+    Returns
+    -------
+    jax.Array, shape (...)
+        The predictions.
+
+    Raises
+    ------
+    ValueError
+        When the shapes do not match (``K`` and ``V`` need the same number of heads ``H``), a
+        direction is not finite or not of unit norm, or ``lam`` is not a real number ``>= 0``.
     """
     X = _tokens(X)
     d = X.shape[-1]
@@ -139,7 +231,25 @@ def multi_head_erf_attention(X: ArrayLike, K: ArrayLike, V: ArrayLike, lam: Arra
 
 
 def linear_predictor(X: ArrayLike, W: ArrayLike) -> jax.Array:
-    r"""A linear predictor :math:`f_W(\mathbb X) = \sum_\ell w_\ell^\top X_\ell`, ``W`` of shape (L, d)."""
+    r"""A linear predictor :math:`f_W(\mathbb X) = \sum_\ell w_\ell^\top X_\ell`.
+
+    Parameters
+    ----------
+    X : array_like, shape (..., L, d)
+        Tokens.
+    W : array_like, shape (L, d)
+        The weights, row :math:`\ell` being :math:`w_\ell`.
+
+    Returns
+    -------
+    jax.Array, shape (...)
+        The predictions.
+
+    Raises
+    ------
+    ValueError
+        When ``W`` does not have shape (L, d) or is not finite.
+    """
     X = _tokens(X)
     W = as_float_array(W, "W")
     check_shape(W, "W", X.shape[-2:])
@@ -148,11 +258,31 @@ def linear_predictor(X: ArrayLike, W: ArrayLike) -> jax.Array:
 
 
 def best_linear_weights(task: SLRTask, v_star: ArrayLike) -> jax.Array:
-    r"""The best linear predictor of Proposition 3:
-    :math:`w_\ell = \dfrac{\pi_\ell \gamma^2}{1 - \pi_\ell + \pi_\ell \gamma^2}\, v^\star`.
+    r"""The weights of the best linear predictor of Proposition 3.
 
-    Returns ``W`` of shape (L, d). Every weight points along :math:`v^\star`; with a
-    uniform :math:`\pi` they are all equal, :math:`w_\ell = \gamma^2 v^\star / (\gamma^2 + L - 1)`.
+    .. math::
+
+        w_\ell = \dfrac{\pi_\ell \gamma^2}{1 - \pi_\ell + \pi_\ell \gamma^2}\, v^\star.
+
+    Every weight points along :math:`v^\star`; with a uniform :math:`\pi` they are all equal,
+    :math:`w_\ell = \gamma^2 v^\star / (\gamma^2 + L - 1)`.
+
+    Parameters
+    ----------
+    task : SLRTask
+        The task (its law :math:`\pi` of :math:`J_0` and :math:`\gamma`).
+    v_star : array_like, shape (d,)
+        The task's value direction, unit norm.
+
+    Returns
+    -------
+    jax.Array, shape (L, d)
+        ``W``, row :math:`\ell` being :math:`w_\ell` (for :func:`linear_predictor`).
+
+    Raises
+    ------
+    ValueError
+        When ``task`` is not an :class:`SLRTask` or ``v_star`` is not a finite unit vector of shape (d,).
     """
     if not isinstance(task, SLRTask):
         raise ValueError(f"task must be an SLRTask, got {type(task).__name__}")
@@ -176,7 +306,27 @@ def bayes_posterior(X: ArrayLike, k_star: ArrayLike, task: SLRTask) -> jax.Array
                        + \frac12\Big(1 - \frac1{\gamma^2}\Big)\|X_\ell\|^2 .
 
     (Our addition: the paper bounds the Bayes risk below by ε², eq. 8, without writing
-    the Bayes predictor.) Shape (..., L).
+    the Bayes predictor.)
+
+    Parameters
+    ----------
+    X : array_like, shape (..., L, d)
+        Tokens.
+    k_star : array_like, shape (..., d)
+        The task's key direction, unit norm.
+    task : SLRTask
+        The task.
+
+    Returns
+    -------
+    jax.Array, shape (..., L)
+        The posterior probabilities :math:`p_\ell(\mathbb X)`; they sum to 1 along the last axis.
+
+    Raises
+    ------
+    ValueError
+        When ``task`` is not an :class:`SLRTask`, ``X`` does not have shape (..., L, d), or
+        ``k_star`` is not a finite unit vector.
     """
     if not isinstance(task, SLRTask):
         raise ValueError(f"task must be an SLRTask, got {type(task).__name__}")
@@ -197,10 +347,30 @@ def bayes_posterior(X: ArrayLike, k_star: ArrayLike, task: SLRTask) -> jax.Array
 def bayes_predictor(X: ArrayLike, k_star: ArrayLike, v_star: ArrayLike, task: SLRTask) -> jax.Array:
     r"""The Bayes predictor :math:`\mathbb E[Y \mid \mathbb X] = \sum_\ell p_\ell(\mathbb X)\, X_\ell^\top v^\star`.
 
-    It minimises the risk over all measurable predictors; its risk, the Bayes risk, is
+    With :math:`p_\ell` of :func:`bayes_posterior`. It minimises the risk over all measurable
+    predictors; its risk, the Bayes risk, is
     :math:`\varepsilon^2 + \mathbb E[(X_{J_0}^\top v^\star - \mathbb E[Y\mid\mathbb X])^2] \ge \varepsilon^2`
     (eq. 8). For :math:`\gamma = 1` and uniform :math:`\pi` it *is* softmax attention (2)
     at :math:`(k^\star, v^\star)` with :math:`\lambda = \sqrt{d/2}`.
+
+    Parameters
+    ----------
+    X : array_like, shape (..., L, d)
+        Tokens.
+    k_star, v_star : array_like, shape (..., d)
+        The task's directions, unit norm.
+    task : SLRTask
+        The task.
+
+    Returns
+    -------
+    jax.Array, shape (...)
+        The predictions.
+
+    Raises
+    ------
+    ValueError
+        As :func:`bayes_posterior`, or when ``v_star`` is not a finite unit vector.
     """
     X = _tokens(X)
     v_star = _direction(v_star, "v_star", X.shape[-1])
@@ -210,11 +380,34 @@ def bayes_predictor(X: ArrayLike, k_star: ArrayLike, v_star: ArrayLike, task: SL
 
 def attention_layer(X: ArrayLike, Q: ArrayLike, K: ArrayLike, V: ArrayLike, O: ArrayLike,
                     lam: ArrayLike) -> jax.Array:
-    r"""A single-head attention layer (4):
-    :math:`\operatorname{softmax}(\lambda\, \mathbb X Q K^\top \mathbb X^\top)\, \mathbb X V O^\top`.
+    r"""A single-head attention layer (4), one output per token.
 
-    ``X`` (..., L, d); ``Q, K, V`` (d, p); ``O`` (o, p). Softmax acts row by row.
-    Returns (..., L, o): one output per token.
+    .. math::
+
+        \operatorname{softmax}(\lambda\, \mathbb X Q K^\top \mathbb X^\top)\, \mathbb X V O^\top.
+
+    Softmax acts row by row.
+
+    Parameters
+    ----------
+    X : array_like, shape (..., L, d)
+        Tokens.
+    Q, K, V : array_like, shape (d, p)
+        Query, key and value matrices.
+    O : array_like, shape (o, p)
+        Output matrix.
+    lam : float
+        Inverse temperature :math:`\lambda \ge 0`.
+
+    Returns
+    -------
+    jax.Array, shape (..., L, o)
+        One output per token.
+
+    Raises
+    ------
+    ValueError
+        When a matrix is not finite or the shapes do not match, or ``lam`` is not a real number ``>= 0``.
     """
     X = _tokens(X)
     mats = {}
@@ -239,13 +432,39 @@ def attention_layer(X: ArrayLike, Q: ArrayLike, K: ArrayLike, V: ArrayLike, O: A
 
 def attention_cls(X: ArrayLike, x_cls: ArrayLike, Q: ArrayLike, K: ArrayLike, V: ArrayLike, O: ArrayLike,
                   lam: ArrayLike) -> jax.Array:
-    r"""The [CLS] row of an attention layer (5):
-    :math:`\operatorname{softmax}(\lambda\, x_{\rm cls}^\top Q K^\top \mathbb X^\top)\, \mathbb X V O^\top`.
+    r"""The [CLS] row of an attention layer (5), whose query is the [CLS] embedding.
+
+    .. math::
+
+        \operatorname{softmax}(\lambda\, x_{\rm cls}^\top Q K^\top \mathbb X^\top)\, \mathbb X V O^\top.
 
     The query is the [CLS] embedding ``x_cls`` (d,), the keys and values are the tokens
     ``X`` (..., L, d). With ``p = o = 1``, ``K = k``, ``V = v``, ``O = 1`` this is softmax
     attention (2) at inverse temperature :math:`\lambda\, x_{\rm cls}^\top Q`.
-    Returns (..., o).
+
+    Parameters
+    ----------
+    X : array_like, shape (..., L, d)
+        Tokens (keys and values).
+    x_cls : array_like, shape (d,)
+        The [CLS] embedding (the query).
+    Q, K, V : array_like, shape (d, p)
+        Query, key and value matrices.
+    O : array_like, shape (o, p)
+        Output matrix.
+    lam : float
+        Inverse temperature :math:`\lambda \ge 0`.
+
+    Returns
+    -------
+    jax.Array, shape (..., o)
+        The [CLS] output.
+
+    Raises
+    ------
+    ValueError
+        When ``x_cls`` does not have shape (d,), a matrix is not a finite 2-d array, or ``lam``
+        is not a real number ``>= 0``.
     """
     X = _tokens(X)
     x_cls = as_float_array(x_cls, "x_cls")

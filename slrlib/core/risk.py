@@ -51,10 +51,14 @@ _SQRT_PI = math.sqrt(math.pi)
 
 
 class Overlaps(NamedTuple):
-    r"""The five scalar products on which the risk depends (Theorem 1):
-    :math:`\kappa = \langle k, k^\star\rangle`, :math:`\nu = \langle v, v^\star\rangle`,
-    :math:`\theta = \langle v, k^\star\rangle`, :math:`\eta = \langle k, v^\star\rangle`,
-    :math:`\rho = \langle k, v\rangle`."""
+    r"""The five scalar products on which the risk depends (Theorem 1).
+
+    .. math::
+
+        \kappa = \langle k, k^\star\rangle,\quad \nu = \langle v, v^\star\rangle,\quad
+        \theta = \langle v, k^\star\rangle,\quad \eta = \langle k, v^\star\rangle,\quad
+        \rho = \langle k, v\rangle.
+    """
 
     kappa: jax.Array
     nu: jax.Array
@@ -71,7 +75,24 @@ def _check_lam(lam):
 
 
 def overlaps(k: ArrayLike, v: ArrayLike, k_star: ArrayLike, v_star: ArrayLike) -> Overlaps:
-    """The five overlaps of ``(k, v)`` (shape (..., d), broadcast) with ``(k_star, v_star)``."""
+    r"""The five overlaps (:class:`Overlaps`) of ``(k, v)`` with ``(k_star, v_star)``.
+
+    .. math::
+
+        \kappa = \langle k, k^\star\rangle,\quad \nu = \langle v, v^\star\rangle,\quad
+        \theta = \langle v, k^\star\rangle,\quad \eta = \langle k, v^\star\rangle,\quad
+        \rho = \langle k, v\rangle.
+
+    Parameters
+    ----------
+    k, v, k_star, v_star : array_like, shape (..., d)
+        The vectors; they broadcast together. No validation.
+
+    Returns
+    -------
+    Overlaps
+        ``(kappa, nu, theta, eta, rho)``, each of the broadcast leading shape.
+    """
     dot = lambda a, b: jnp.sum(a * b, axis=-1)  # noqa: E731
     return Overlaps(dot(k, k_star), dot(v, v_star), dot(v, k_star), dot(k, v_star), dot(k, v))
 
@@ -98,7 +119,8 @@ def risk_from_overlaps(kappa: ArrayLike, nu: ArrayLike, theta: ArrayLike, eta: A
               \operatorname{erf}'\big(\tfrac{\sqrt2\lambda q\kappa}{\sqrt{c_4}}\big) \\
         &+ (L-1)\tfrac{8\lambda^2\rho^2}{\pi(1+2\lambda^2)\sqrt{1+4\lambda^2}}
          + (L-1)(L-2)C^2\rho^2
-         + 2(L-1)C\rho\Big[q\theta\operatorname{erf}(a) + \tfrac{\lambda\gamma^2\rho}{\sqrt{c_2}}\operatorname{erf}'(a)\Big].
+         + 2(L-1)C\rho\Big[q\theta\operatorname{erf}(a)
+           + \tfrac{\lambda\gamma^2\rho}{\sqrt{c_2}}\operatorname{erf}'(a)\Big].
         \end{aligned}
 
     The three lines gather the relevant token alone, the noise tokens alone, and the
@@ -107,6 +129,25 @@ def risk_from_overlaps(kappa: ArrayLike, nu: ArrayLike, theta: ArrayLike, eta: A
     the sphere product (use :func:`population_risk` at the public boundary). Compiled once
     per shape: the task's numbers are traced, not static, so sweeps over ``d`` or ``L``
     do not recompile.
+
+    Parameters
+    ----------
+    kappa, nu, theta, eta, rho : array_like
+        The overlaps (:func:`overlaps`); they broadcast together with ``lam``.
+    lam : array_like
+        Inverse temperature :math:`\lambda`.
+    task : SLRTask
+        The task (:math:`d, L, \gamma, \varepsilon`).
+
+    Returns
+    -------
+    jax.Array
+        :math:`\mathcal R_\lambda`, of the broadcast shape of the arguments.
+
+    Raises
+    ------
+    ValueError
+        When ``task`` is not an :class:`SLRTask`.
     """
     task = check_task(task)
     return risk_kernel(kappa, nu, theta, eta, rho, lam, task.d, task.L, task.gamma, task.eps)
@@ -132,6 +173,11 @@ def risk_kernel(kappa: ArrayLike, nu: ArrayLike, theta: ArrayLike, eta: ArrayLik
         Inverse temperature :math:`\lambda`.
     d, L, gamma, eps : array_like
         Dimension, sequence length, :math:`\gamma`, :math:`\varepsilon` of the task.
+
+    Returns
+    -------
+    jax.Array
+        :math:`\mathcal R_\lambda`, of the broadcast shape of the arguments.
     """
     q = jnp.sqrt(d / 2.0)
     g2 = gamma**2
@@ -168,8 +214,13 @@ def risk_kernel(kappa: ArrayLike, nu: ArrayLike, theta: ArrayLike, eta: ArrayLik
 
 def population_risk(k: ArrayLike, v: ArrayLike, k_star: ArrayLike, v_star: ArrayLike, lam: ArrayLike,
                     task: SLRTask) -> jax.Array:
-    r"""The risk :math:`\mathcal R_\lambda(k, v) = \mathbb E[(Y - T^{(k,v)}_\lambda(\mathbb X))^2]`
-    of the erf-attention predictor (3), in closed form (Theorem 1, Proposition 15).
+    r"""The risk of the erf-attention predictor (3), in closed form (Theorem 1, Proposition 15).
+
+    .. math::
+
+        \mathcal R_\lambda(k, v) = \mathbb E[(Y - T^{(k,v)}_\lambda(\mathbb X))^2],
+
+    evaluated by :func:`risk_from_overlaps` at the overlaps of :math:`(k, v)`.
 
     Parameters
     ----------
@@ -180,11 +231,18 @@ def population_risk(k: ArrayLike, v: ArrayLike, k_star: ArrayLike, v_star: Array
     lam : float or array_like
         Inverse temperature :math:`\lambda \ge 0` (broadcasts with the leading axes).
     task : SLRTask
+        The task.
 
     Returns
     -------
     jax.Array
         The risk, of shape ``broadcast(k.shape[:-1], v.shape[:-1], lam.shape)``.
+
+    Raises
+    ------
+    ValueError
+        When an argument is invalid: ``k`` or ``v`` not finite unit vectors of dimension ``d``,
+        the task's directions violating Assumption 1, ``lam`` negative or not finite.
 
     Notes
     -----
@@ -201,7 +259,7 @@ def population_risk(k: ArrayLike, v: ArrayLike, k_star: ArrayLike, v_star: Array
 
 
 def manifold_risk(kappa: ArrayLike, nu: ArrayLike, lam: ArrayLike, task: SLRTask) -> jax.Array:
-    r"""The risk on the invariant manifold :math:`\mathcal M = \{\theta = \eta = \rho = 0\}` (Lemma 6):
+    r"""The risk on the invariant manifold :math:`\mathcal M = \{\theta = \eta = \rho = 0\}` (Lemma 6).
 
     .. math::
 
@@ -209,7 +267,27 @@ def manifold_risk(kappa: ArrayLike, nu: ArrayLike, lam: ArrayLike, task: SLRTask
         \operatorname{erf}\Big(\frac{\lambda q \kappa}{\sqrt{1 + 2\lambda^2\gamma^2}}\Big)
         + \zeta(\lambda q \kappa, \lambda\gamma)\Big],
 
-    a function of :math:`(\kappa, \nu) \in [-1, 1]^2` only.
+    with :math:`q = \sqrt{d/2}`: a function of :math:`(\kappa, \nu) \in [-1, 1]^2` only.
+
+    Parameters
+    ----------
+    kappa, nu : array_like
+        The overlaps :math:`\kappa, \nu \in [-1, 1]`; they broadcast together with ``lam``.
+    lam : float or array_like
+        Inverse temperature :math:`\lambda \ge 0`.
+    task : SLRTask
+        The task.
+
+    Returns
+    -------
+    jax.Array
+        The risk, of the broadcast shape of the arguments.
+
+    Raises
+    ------
+    ValueError
+        When ``kappa`` or ``nu`` is not finite or lies outside :math:`[-1, 1]`, or ``lam`` is
+        negative or not finite.
     """
     task = check_task(task)
     kappa = as_float_array(kappa, "kappa")
@@ -224,15 +302,32 @@ def manifold_risk(kappa: ArrayLike, nu: ArrayLike, lam: ArrayLike, task: SLRTask
 
 
 def oracle_risk(lam: ArrayLike, task: SLRTask) -> jax.Array:
-    r"""Risk of the erf-attention predictor at the oracle, :math:`\mathcal R_\lambda(k^\star, v^\star)` (Theorem 1):
+    r"""Risk of the erf-attention predictor at the oracle, :math:`\mathcal R_\lambda(k^\star, v^\star)` (Theorem 1).
 
     .. math::
 
         \varepsilon^2 + \gamma^2\Big[1 - 2\operatorname{erf}\Big(\frac{\lambda q}{\sqrt{1+2\lambda^2\gamma^2}}\Big)
-        + \zeta(\lambda q, \lambda\gamma)\Big] + (L-1)\,\zeta(0, \lambda).
+        + \zeta(\lambda q, \lambda\gamma)\Big] + (L-1)\,\zeta(0, \lambda),
 
-    Under the scaling of Corollary 2 (:math:`\lambda\sqrt d \to \infty`,
+    with :math:`q = \sqrt{d/2}`. Under the scaling of Corollary 2 (:math:`\lambda\sqrt d \to \infty`,
     :math:`\lambda\sqrt L \to 0`) it tends to :math:`\varepsilon^2`, the Bayes risk's lower bound.
+
+    Parameters
+    ----------
+    lam : float or array_like
+        Inverse temperature :math:`\lambda \ge 0`.
+    task : SLRTask
+        The task.
+
+    Returns
+    -------
+    jax.Array
+        The risk, of the shape of ``lam``.
+
+    Raises
+    ------
+    ValueError
+        When ``lam`` is negative or not finite, or ``task`` is not an :class:`SLRTask`.
     """
     task = check_task(task)
     lam = _check_lam(lam)
@@ -252,15 +347,36 @@ def optimal_lambda(task: SLRTask, bounds: tuple[float, float] = (1e-6, 1e2),
                    xtol: float = 1e-10) -> tuple[float, float]:
     r"""The inverse temperature :math:`\lambda^\star = \arg\min_\lambda \mathcal R_\lambda(k^\star, v^\star)`.
 
-    Minimises the closed-form oracle risk (Theorem 1) over :math:`\log\lambda` in
-    ``bounds`` with Brent's bounded method (``scipy.optimize.minimize_scalar``). For
-    ``L >= 2`` the relevant term falls and the noise term rises with :math:`\lambda`, and the
-    sum has a single minimum in the cases we checked (the tests compare with a dense grid).
-    For ``L = 1`` there is no
-    noise term and the infimum is reached as :math:`\lambda \to \infty` (the upper bound
-    is returned).
+    Minimises the closed-form oracle risk (Theorem 1, :func:`oracle_risk`) over :math:`\log\lambda`
+    in ``bounds`` with Brent's bounded method (``scipy.optimize.minimize_scalar``).
 
-    Returns ``(lam_star, risk_at_lam_star)`` as floats.
+    Parameters
+    ----------
+    task : SLRTask
+        The task.
+    bounds : tuple of float
+        ``(lo, hi)`` with ``0 < lo < hi < inf``: the search interval for :math:`\lambda`.
+    xtol : float
+        Tolerance on :math:`\log\lambda`.
+
+    Returns
+    -------
+    lam_star : float
+        The minimiser :math:`\lambda^\star`.
+    risk_at_lam_star : float
+        The oracle risk there.
+
+    Raises
+    ------
+    ValueError
+        When ``bounds`` does not satisfy ``0 < lo < hi < inf``, or ``task`` is not an :class:`SLRTask`.
+
+    Notes
+    -----
+    For ``L >= 2`` the relevant term falls and the noise term rises with :math:`\lambda`, and the
+    sum has a single minimum in the cases we checked (the tests compare with a dense grid).
+    For ``L = 1`` there is no noise term and the infimum is reached as :math:`\lambda \to \infty`
+    (the upper bound is returned).
     """
     task = check_task(task)
     lo, hi = (float(b) for b in bounds)
@@ -278,13 +394,29 @@ def optimal_lambda(task: SLRTask, bounds: tuple[float, float] = (1e-6, 1e2),
 
 
 def null_risk(task: SLRTask) -> float:
-    r"""Risk of the null predictor :math:`f \equiv 0`: :math:`\mathbb E[Y^2] = \gamma^2 + \varepsilon^2`."""
+    r"""Risk of the null predictor :math:`f \equiv 0`: :math:`\mathbb E[Y^2] = \gamma^2 + \varepsilon^2`.
+
+    Parameters
+    ----------
+    task : SLRTask
+        The task.
+
+    Returns
+    -------
+    float
+        :math:`\gamma^2 + \varepsilon^2`.
+
+    Raises
+    ------
+    ValueError
+        When ``task`` is not an :class:`SLRTask`.
+    """
     task = check_task(task)
     return task.gamma**2 + task.eps**2
 
 
 def linear_risk(task: SLRTask) -> float:
-    r"""Risk of the best linear predictor (Proposition 3), for any law :math:`\pi` of :math:`J_0`:
+    r"""Risk of the best linear predictor (Proposition 3), for any law :math:`\pi` of :math:`J_0`.
 
     .. math::
 
@@ -294,6 +426,21 @@ def linear_risk(task: SLRTask) -> float:
 
     It tends to the null risk :math:`\gamma^2 + \varepsilon^2` as :math:`L \to \infty`
     (uniform :math:`\pi`), and equals :math:`\varepsilon^2` when :math:`J_0` is deterministic.
+
+    Parameters
+    ----------
+    task : SLRTask
+        The task.
+
+    Returns
+    -------
+    float
+        :math:`\mathcal R_{\rm lin}`.
+
+    Raises
+    ------
+    ValueError
+        When ``task`` is not an :class:`SLRTask`.
     """
     task = check_task(task)
     pi = np.asarray(task.pi, dtype=float)
@@ -313,13 +460,43 @@ def monte_carlo_risk(
     r"""Monte Carlo estimate of the risk :math:`\mathbb E[(Y - f(\mathbb X))^2]` of any predictor.
 
     Draws ``n_samples`` fresh samples of the task in batches (memory stays bounded) and
-    averages the squared errors. ``predict`` maps ``X`` of shape (b, L, d) to predictions
-    of shape (b,) or (b, m): in the second case ``m`` predictors are scored on the *same*
-    samples (common random numbers), and the estimate has shape (m,).
+    averages the squared errors,
+
+    .. math::
+
+        \widehat{\mathcal R} = \frac1n \sum_{i=1}^n \big(Y_i - f(\mathbb X_i)\big)^2.
 
     The standard error is the sample standard deviation of the squared errors over
     :math:`\sqrt{n}`: a closed form ``R`` is consistent with the simulation when
     ``|mean - R| / stderr`` is a few units at most (see :meth:`MonteCarloEstimate.z_score`).
+
+    Parameters
+    ----------
+    predict : callable
+        Maps ``X`` of shape (b, L, d) to predictions of shape (b,) or (b, m): in the second case
+        ``m`` predictors are scored on the *same* samples (common random numbers).
+    task : SLRTask
+        The task.
+    k_star, v_star : array_like, shape (d,)
+        The task's directions.
+    key : jax.Array
+        A ``jax.random`` key; the batches are drawn as in
+        :func:`~slrlib.core.montecarlo.monte_carlo_mean`.
+    n_samples : int
+        Total number of draws, ``>= 2``.
+    batch_size : int, optional
+        Draws per batch; default :func:`~slrlib.core.montecarlo.default_batch_size`.
+
+    Returns
+    -------
+    MonteCarloEstimate
+        ``mean``, ``stderr`` and ``n``; scalar, or of shape (m,) for ``m`` predictors.
+
+    Raises
+    ------
+    ValueError
+        When ``predict`` is not callable or returns an array of the wrong shape or non-finite
+        values, or another argument is invalid.
     """
     task = check_task(task)
     if not callable(predict):

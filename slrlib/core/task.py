@@ -50,7 +50,10 @@ __all__ = [
 
 
 class Sample(NamedTuple):
-    """``n`` draws of the task: tokens ``X`` (n, L, d), outputs ``y`` (n,), positions ``J0`` (n,)."""
+    """``n`` draws of the single-location regression task.
+
+    Fields: tokens ``X`` (n, L, d), outputs ``y`` (n,), positions ``J0`` (n,) (0-based).
+    """
 
     X: jax.Array
     y: jax.Array
@@ -59,10 +62,28 @@ class Sample(NamedTuple):
 
 def check_directions(k_star: ArrayLike, v_star: ArrayLike, d: int, *,
                      batched: bool = False) -> tuple[jax.Array, jax.Array]:
-    """Validate the oracle directions: shape (d,), finite, unit norm, orthogonal (Assumption 1).
+    r"""Validate the oracle directions: shape (d,), finite, unit norm, orthogonal (Assumption 1).
 
-    With ``batched=True`` each may have leading axes, shape (..., d), one pair per run; the
-    two are broadcast together and every pair is checked. Returns them as float arrays.
+    Parameters
+    ----------
+    k_star, v_star : array_like, shape (d,) or (..., d)
+        The task's directions :math:`k^\star, v^\star`.
+    d : int
+        The token dimension.
+    batched : bool
+        With ``batched=True`` each may have leading axes, shape (..., d), one pair per run; the
+        two are broadcast together and every pair is checked.
+
+    Returns
+    -------
+    k_star, v_star : jax.Array
+        The directions as float arrays (broadcast together when ``batched``).
+
+    Raises
+    ------
+    ValueError
+        When a shape is wrong, the leading axes do not broadcast, or a direction is not finite,
+        not of unit norm, or not orthogonal to the other.
     """
     k_star = as_float_array(k_star, "k_star")
     v_star = as_float_array(v_star, "v_star")
@@ -111,6 +132,11 @@ class SLRTask:
     probs : sequence of float or None
         Law :math:`\pi` of :math:`J_0`: ``L`` non-negative numbers summing to 1.
         ``None`` (default) means uniform.
+
+    Raises
+    ------
+    ValueError
+        When a parameter is out of range or ``probs`` is not a probability vector of length ``L``.
     """
 
     d: int
@@ -165,7 +191,23 @@ class SLRTask:
         return self.probs is None or bool(np.allclose(self.probs, 1.0 / self.L, rtol=0, atol=1e-15))
 
     def replace(self, **changes: Any) -> "SLRTask":
-        """A copy with some parameters changed (validated again)."""
+        """A copy with some parameters changed (validated again).
+
+        Parameters
+        ----------
+        **changes
+            New values of ``d``, ``L``, ``gamma``, ``eps`` or ``probs``.
+
+        Returns
+        -------
+        SLRTask
+            The new task.
+
+        Raises
+        ------
+        ValueError
+            When a new value is invalid (as in :class:`SLRTask`).
+        """
         params = {"d": self.d, "L": self.L, "gamma": self.gamma, "eps": self.eps, "probs": self.probs}
         params.update(changes)
         return SLRTask(**params)
@@ -177,6 +219,21 @@ class SLRTask:
         :math:`k^\star` uniform on the sphere :math:`\mathbb S^{d-1}`; :math:`v^\star` uniform,
         orthogonalised against :math:`k^\star` and normalised, so Assumption 1 holds
         (:math:`v^\star` is then uniform on the sphere of :math:`k^{\star\perp}`).
+
+        Parameters
+        ----------
+        key : jax.Array
+            A ``jax.random`` key.
+
+        Returns
+        -------
+        k_star, v_star : jax.Array, shape (d,)
+            Orthonormal task directions.
+
+        Raises
+        ------
+        ValueError
+            When ``key`` is not a ``jax.random`` key.
         """
         key = check_key(key)
         return _oracle_directions(key, self.d)
@@ -184,8 +241,26 @@ class SLRTask:
     def sample(self, key: jax.Array, n: int, k_star: ArrayLike, v_star: ArrayLike) -> Sample:
         r"""Draw ``n`` independent samples :math:`(\mathbb X, Y, J_0)`.
 
-        Returns a :class:`Sample` with ``X`` of shape (n, L, d), ``y`` (n,) and ``J0`` (n,)
-        (0-based positions). The same key gives the same sample.
+        The same key gives the same sample.
+
+        Parameters
+        ----------
+        key : jax.Array
+            A ``jax.random`` key.
+        n : int
+            Number of samples, ``>= 1``.
+        k_star, v_star : array_like, shape (d,)
+            The task's directions (validated by :func:`check_directions`).
+
+        Returns
+        -------
+        Sample
+            ``X`` of shape (n, L, d), ``y`` (n,) and ``J0`` (n,) (0-based positions).
+
+        Raises
+        ------
+        ValueError
+            When ``key``, ``n`` or the directions are invalid.
         """
         key = check_key(key)
         n = check_positive_int(n, "n")
@@ -193,11 +268,45 @@ class SLRTask:
         return _sample(key, n, k_star, v_star, self)
 
     def check_directions(self, k_star: ArrayLike, v_star: ArrayLike) -> tuple[jax.Array, jax.Array]:
-        """Validate ``(k_star, v_star)`` for this task (see :func:`check_directions`)."""
+        """Validate ``(k_star, v_star)`` for this task (see :func:`check_directions`).
+
+        Parameters
+        ----------
+        k_star, v_star : array_like, shape (d,)
+            The task's directions.
+
+        Returns
+        -------
+        k_star, v_star : jax.Array, shape (d,)
+            The directions as float arrays.
+
+        Raises
+        ------
+        ValueError
+            When they are not finite, orthogonal unit vectors of shape (d,).
+        """
         return check_directions(k_star, v_star, self.d)
 
     def check_parameter_vector(self, x: ArrayLike, name: str) -> jax.Array:
-        """Validate a trainable direction (``k`` or ``v``): shape (..., d), finite, unit norm."""
+        """Validate a trainable direction (``k`` or ``v``): shape (..., d), finite, unit norm.
+
+        Parameters
+        ----------
+        x : array_like, shape (..., d)
+            The direction(s).
+        name : str
+            Its name, for the error message.
+
+        Returns
+        -------
+        jax.Array
+            ``x`` as a float array.
+
+        Raises
+        ------
+        ValueError
+            When ``x`` has the wrong last axis, is not finite or is not of unit norm.
+        """
         x = as_float_array(x, name)
         check_last_dim(x, name, self.d)
         check_finite(x, name)
@@ -206,7 +315,23 @@ class SLRTask:
 
 
 def check_task(task: object) -> SLRTask:
-    """Validate that ``task`` is an :class:`SLRTask` (the argument every risk function takes)."""
+    """Validate that ``task`` is an :class:`SLRTask` (the argument every risk function takes).
+
+    Parameters
+    ----------
+    task : object
+        The object to check.
+
+    Returns
+    -------
+    SLRTask
+        ``task`` itself.
+
+    Raises
+    ------
+    ValueError
+        When ``task`` is not an :class:`SLRTask`.
+    """
     if not isinstance(task, SLRTask):
         raise ValueError(f"task must be an SLRTask, got {type(task).__name__}: {task!r}")
     return task
@@ -244,6 +369,24 @@ def sample_kernel(key: jax.Array, n: int, L: int, d: int, k_star: ArrayLike, v_s
     \varepsilon` and the log-probabilities ``log_pi`` (L,) of the position :math:`J_0` are
     traced, so the training loops draw batches inside ``jax.lax.scan`` and ``jax.vmap`` over
     runs with their own task directions. Same key, same draws as :meth:`SLRTask.sample`.
+
+    Parameters
+    ----------
+    key : jax.Array
+        A ``jax.random`` key.
+    n, L, d : int
+        Number of samples, sequence length and token dimension (static).
+    k_star, v_star : array_like, shape (d,)
+        The task's directions.
+    gamma, eps : array_like
+        :math:`\gamma` and :math:`\varepsilon` of the task.
+    log_pi : array_like, shape (L,)
+        Log-probabilities of the position :math:`J_0`.
+
+    Returns
+    -------
+    Sample
+        ``X`` (n, L, d), ``y`` (n,), ``J0`` (n,).
     """
     j_key, x_key, noise_key = jax.random.split(key, 3)
     J0 = jax.random.categorical(j_key, log_pi, shape=(n,))
@@ -257,7 +400,10 @@ def sample_kernel(key: jax.Array, n: int, L: int, d: int, k_star: ArrayLike, v_s
 
 # ---------------------------------------------------------------------- multiple locations
 class MultiSample(NamedTuple):
-    """``n`` draws of the multiple-location task: ``X`` (n, L, d), ``y`` (n,), positions ``J`` (n, M)."""
+    """``n`` draws of the multiple-location task.
+
+    Fields: tokens ``X`` (n, L, d), outputs ``y`` (n,), positions ``J`` (n, M).
+    """
 
     X: jax.Array
     y: jax.Array
@@ -291,6 +437,11 @@ class MultiLocationTask:
         Number of relevant tokens, ``M >= 1``.
     gamma, eps : float
         As in :class:`SLRTask`: ``gamma > 0``, ``eps >= 0``.
+
+    Raises
+    ------
+    ValueError
+        When a parameter is out of range (e.g. ``M > L``).
     """
 
     d: int
@@ -323,21 +474,69 @@ class MultiLocationTask:
         return self.M * self.gamma**2 + self.eps**2
 
     def replace(self, **changes: Any) -> "MultiLocationTask":
-        """A copy with some parameters changed (validated again)."""
+        """A copy with some parameters changed (validated again).
+
+        Parameters
+        ----------
+        **changes
+            New values of ``d``, ``L``, ``M``, ``gamma`` or ``eps``.
+
+        Returns
+        -------
+        MultiLocationTask
+            The new task.
+
+        Raises
+        ------
+        ValueError
+            When a new value is invalid (as in :class:`MultiLocationTask`).
+        """
         params = {"d": self.d, "L": self.L, "M": self.M, "gamma": self.gamma, "eps": self.eps}
         params.update(changes)
         return MultiLocationTask(**params)
 
     def oracle_directions(self, key: jax.Array) -> tuple[jax.Array, jax.Array]:
-        r"""Draw :math:`(k_m^\star, v_m^\star)_{m \le M}`: arrays ``K_star, V_star`` of shape (M, d).
+        r"""Draw :math:`(k_m^\star, v_m^\star)_{m \le M}`.
 
         Each pair is drawn as :meth:`SLRTask.oracle_directions` does, from its own key.
+
+        Parameters
+        ----------
+        key : jax.Array
+            A ``jax.random`` key, split into ``M``.
+
+        Returns
+        -------
+        K_star, V_star : jax.Array, shape (M, d)
+            Row ``m`` holds :math:`k_m^\star` (resp. :math:`v_m^\star`).
+
+        Raises
+        ------
+        ValueError
+            When ``key`` is not a ``jax.random`` key.
         """
         key = check_key(key)
         return jax.vmap(lambda k: _oracle_directions(k, self.d))(jax.random.split(key, self.M))
 
     def check_directions(self, K_star: ArrayLike, V_star: ArrayLike) -> tuple[jax.Array, jax.Array]:
-        """Validate ``K_star, V_star``: shape (M, d), finite, unit rows, row m of each orthogonal."""
+        """Validate ``K_star, V_star``: shape (M, d), finite, unit rows, row m of each orthogonal.
+
+        Parameters
+        ----------
+        K_star, V_star : array_like, shape (M, d)
+            The task's directions, one pair per row.
+
+        Returns
+        -------
+        K_star, V_star : jax.Array, shape (M, d)
+            The directions as float arrays.
+
+        Raises
+        ------
+        ValueError
+            When a shape is wrong, or a row is not finite, not of unit norm, or not orthogonal to
+            its partner.
+        """
         K_star = as_float_array(K_star, "K_star")
         V_star = as_float_array(V_star, "V_star")
         check_shape(K_star, "K_star", (self.M, self.d))
@@ -349,7 +548,27 @@ class MultiLocationTask:
         return K_star, V_star
 
     def sample(self, key: jax.Array, n: int, K_star: ArrayLike, V_star: ArrayLike) -> MultiSample:
-        r"""Draw ``n`` independent samples; ``J`` (n, M) holds the distinct relevant positions (0-based)."""
+        """Draw ``n`` independent samples of the multiple-location task.
+
+        Parameters
+        ----------
+        key : jax.Array
+            A ``jax.random`` key.
+        n : int
+            Number of samples, ``>= 1``.
+        K_star, V_star : array_like, shape (M, d)
+            The task's directions (validated by :meth:`check_directions`).
+
+        Returns
+        -------
+        MultiSample
+            ``X`` (n, L, d), ``y`` (n,), and ``J`` (n, M) holding the distinct relevant positions (0-based).
+
+        Raises
+        ------
+        ValueError
+            When ``key``, ``n`` or the directions are invalid.
+        """
         key = check_key(key)
         n = check_positive_int(n, "n")
         K_star, V_star = self.check_directions(K_star, V_star)
@@ -363,6 +582,22 @@ def multi_sample_kernel(key: jax.Array, n: int, L: int, d: int, K_star: ArrayLik
 
     Static ``(n, L, d)``; ``K_star, V_star`` (M, d), :math:`\gamma, \varepsilon` traced. Same key,
     same draws as :meth:`MultiLocationTask.sample`.
+
+    Parameters
+    ----------
+    key : jax.Array
+        A ``jax.random`` key.
+    n, L, d : int
+        Number of samples, sequence length and token dimension (static).
+    K_star, V_star : array_like, shape (M, d)
+        The task's directions, one pair per row.
+    gamma, eps : array_like
+        :math:`\gamma` and :math:`\varepsilon` of the task.
+
+    Returns
+    -------
+    MultiSample
+        ``X`` (n, L, d), ``y`` (n,), ``J`` (n, M).
     """
     M = K_star.shape[0]
     j_key, x_key, noise_key = jax.random.split(key, 3)

@@ -121,7 +121,27 @@ def inverse_temperature(lam: float, steps: ArrayLike,
 
     ``"constant"``: :math:`\lambda_t = \lambda`; ``"paper"``:
     :math:`\lambda_t = \lambda_0/(1 + 10^{-4} t)`, with :math:`t = 0` for the first step
-    (Appendix E.2). ``steps`` may be an array.
+    (Appendix E.2).
+
+    Parameters
+    ----------
+    lam : float
+        :math:`\lambda` (:math:`\lambda_0` for ``"paper"``), ``> 0``.
+    steps : array_like
+        Step indices ``t >= 0``; may be an array.
+    schedule : {"constant", "paper"}
+        One of :data:`SCHEDULES`.
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`\lambda_t`, of the shape of ``steps``.
+
+    Raises
+    ------
+    ValueError
+        When ``schedule`` is unknown, ``lam`` is not a real number ``> 0``, or ``steps`` are not
+        finite and ``>= 0``.
     """
     _check_schedule(schedule)
     lam = check_real_scalar(lam, "lam", minimum=0.0, strict=True)
@@ -140,7 +160,18 @@ def _lam_t(lam, t, schedule):
 
 # --------------------------------------------------------------------------- initialisations
 def distance_to_manifold(theta: ArrayLike, eta: ArrayLike, rho: ArrayLike) -> jax.Array:
-    r"""Distance to :math:`\mathcal M` as the paper plots it: :math:`\sqrt{\theta^2 + \eta^2 + \rho^2}`."""
+    r"""Distance to :math:`\mathcal M` as the paper plots it: :math:`\sqrt{\theta^2 + \eta^2 + \rho^2}`.
+
+    Parameters
+    ----------
+    theta, eta, rho : array_like
+        The overlaps that vanish on :math:`\mathcal M`; they broadcast together.
+
+    Returns
+    -------
+    jax.Array
+        The distance, elementwise.
+    """
     return jnp.sqrt(jnp.square(theta) + jnp.square(eta) + jnp.square(rho))
 
 
@@ -213,7 +244,7 @@ def _riemannian_step(k, v, gk, gv, alpha):
 
 
 def _decay(schedule: str) -> float:
-    """The schedule as a number: :math:`\\lambda_t = \\lambda_0 / (1 + \\text{decay}\\cdot t)`."""
+    r"""The schedule as a number: :math:`\lambda_t = \lambda_0 / (1 + \text{decay}\cdot t)`."""
     return _PAPER_DECAY if schedule == "paper" else 0.0
 
 
@@ -295,7 +326,7 @@ def pgd(
     schedule: Literal["constant", "paper"] = "constant",
     log_every: int = 1,
 ) -> PGDResult:
-    r"""Projected (Riemannian) gradient descent, Definition 1 (eq. 10), with exact gradients:
+    r"""Projected (Riemannian) gradient descent, Definition 1 (eq. 10), with exact gradients.
 
     .. math::
 
@@ -314,6 +345,7 @@ def pgd(
         The task's directions (unit, orthogonal): one pair for every run, or one pair per run
         (leading axes broadcast with those of ``k0, v0``), as the authors' code draws them.
     task : SLRTask
+        The task.
     lam : float
         Inverse temperature :math:`\lambda > 0` (:math:`\lambda_0` for ``schedule="paper"``).
     alpha : float
@@ -332,6 +364,16 @@ def pgd(
         the risk :math:`\mathcal R_{\lambda_t}(k_t, v_t)`, the distance to :math:`\mathcal M`,
         and the final vectors.
 
+    Raises
+    ------
+    ValueError
+        When an argument is invalid (e.g. ``log_every`` not dividing ``n_steps``, leading axes
+        that do not broadcast, directions that are not unit vectors).
+    FloatingPointError
+        When the iteration produces non-finite values (``alpha`` too large).
+
+    Notes
+    -----
     The iteration runs in the span of :math:`\{k^\star, v^\star, k_0, v_0\}` (see the module
     docstring): the same arithmetic as in :math:`\mathbb R^d`, at a cost per step
     independent of :math:`d`; :func:`pgd_dense` is the literal version it is tested against.
@@ -384,6 +426,23 @@ def pgd_dense(
     closed form with respect to the :math:`d`-dimensional vectors, the tangent projection
     and the normalisation act in :math:`\mathbb R^d`. A step costs :math:`O(d)` per run:
     this is the reference for :func:`pgd`, not the fast path.
+
+    Parameters
+    ----------
+    k0, v0, k_star, v_star, task, lam, alpha, n_steps, schedule, log_every
+        As in :func:`pgd`.
+
+    Returns
+    -------
+    PGDResult
+        As in :func:`pgd`.
+
+    Raises
+    ------
+    ValueError
+        When an argument is invalid (as in :func:`pgd`).
+    FloatingPointError
+        When the iteration produces non-finite values (``alpha`` too large).
     """
     task, k0, v0, k_star, v_star, lam, alpha, n_steps, log_every, schedule, batch = _check_pgd_inputs(
         k0, v0, k_star, v_star, task, lam, alpha, n_steps, log_every, schedule
@@ -399,7 +458,7 @@ def pgd_dense(
 
 # --------------------------------------------------------------------------- reduced dynamics on M
 def manifold_risk_grad(kappa: ArrayLike, nu: ArrayLike, lam: float, task: SLRTask) -> tuple[jax.Array, jax.Array]:
-    r"""The partial derivatives of the manifold risk (Lemma 6) in :math:`(\kappa, \nu)`:
+    r"""The partial derivatives of the manifold risk (Lemma 6) in :math:`(\kappa, \nu)`.
 
     .. math::
 
@@ -408,7 +467,27 @@ def manifold_risk_grad(kappa: ArrayLike, nu: ArrayLike, lam: float, task: SLRTas
         \operatorname{erf}'(a) + \partial_t\zeta(\lambda q\kappa, \lambda\gamma)\Big],
 
     with :math:`a = \lambda q\kappa/\sqrt{1+2\lambda^2\gamma^2}` and :math:`q = \sqrt{d/2}`
-    (proof of Proposition 9). Returns ``(d_kappa, d_nu)``.
+    (proof of Proposition 9).
+
+    Parameters
+    ----------
+    kappa, nu : array_like
+        The point of :math:`\mathcal M`, in :math:`[-1, 1]`; they broadcast together.
+    lam : float
+        Inverse temperature :math:`\lambda > 0`.
+    task : SLRTask
+        The task.
+
+    Returns
+    -------
+    d_kappa, d_nu : jax.Array
+        :math:`\partial_\kappa\mathcal R` and :math:`\partial_\nu\mathcal R`.
+
+    Raises
+    ------
+    ValueError
+        When ``kappa`` or ``nu`` lies outside :math:`[-1, 1]` or is not finite, or ``lam`` is not
+        a real number ``> 0``.
     """
     task = check_task(task)
     kappa = _check_interval(kappa, "kappa")
@@ -431,11 +510,32 @@ def reduced_map_kernel(kappa: ArrayLike, nu: ArrayLike, lam: ArrayLike, alpha: A
                        gamma: ArrayLike) -> tuple[jax.Array, jax.Array]:
     r"""The map :math:`F` of Lemma 7 (eqs. 12–13) as a pure function of arrays (see :func:`reduced_map`).
 
-    No validation and nothing static: :math:`\lambda`, :math:`\alpha`, :math:`d` and :math:`\gamma` may
+    .. math::
+
+        \kappa_{t+1} = \frac{\kappa_t - \alpha(1-\kappa_t^2)\,\partial_\kappa\mathcal R}
+                            {\sqrt{1 + \alpha^2(1-\kappa_t^2)(\partial_\kappa\mathcal R)^2}},\qquad
+        \nu_{t+1} = \frac{\nu_t - \alpha(1-\nu_t^2)\,\partial_\nu\mathcal R}
+                         {\sqrt{1 + \alpha^2(1-\nu_t^2)(\partial_\nu\mathcal R)^2}},
+
+    with the derivatives of :func:`manifold_risk_grad`. No validation and nothing static:
+    :math:`\lambda`, :math:`\alpha`, :math:`d` and :math:`\gamma` may
     be traced, so ``jax.jacfwd`` gives the Jacobian of :math:`F` in :math:`(\kappa, \nu)` or in
     :math:`(\lambda, \alpha)`, and ``jax.vmap`` maps it over a grid of start points. The map
     does not depend on :math:`L` or :math:`\varepsilon` (their terms are constant on :math:`\mathcal M`).
-    Returns ``(kappa_next, nu_next)``.
+
+    Parameters
+    ----------
+    kappa, nu : array_like
+        The current point :math:`(\kappa_t, \nu_t)`.
+    lam, alpha : array_like
+        Inverse temperature :math:`\lambda` and step size :math:`\alpha`.
+    d, gamma : array_like
+        Dimension and :math:`\gamma` of the task.
+
+    Returns
+    -------
+    kappa_next, nu_next : jax.Array
+        :math:`(\kappa_{t+1}, \nu_{t+1})`.
     """
     dk, dn = _manifold_grad(kappa, nu, lam, d, gamma)
     ck, cn = 1.0 - kappa**2, 1.0 - nu**2
@@ -446,7 +546,7 @@ def reduced_map_kernel(kappa: ArrayLike, nu: ArrayLike, lam: ArrayLike, alpha: A
 
 def reduced_map(kappa: ArrayLike, nu: ArrayLike, lam: float, alpha: float,
                 task: SLRTask) -> tuple[jax.Array, jax.Array]:
-    r"""The map :math:`F` of Lemma 7 (eqs. 12–13): one PGD step on :math:`\mathcal M` in :math:`(\kappa, \nu)`,
+    r"""The map :math:`F` of Lemma 7 (eqs. 12–13): one PGD step on :math:`\mathcal M` in :math:`(\kappa, \nu)`.
 
     .. math::
 
@@ -460,6 +560,28 @@ def reduced_map(kappa: ArrayLike, nu: ArrayLike, lam: float, alpha: float,
     :math:`u \perp k^\star, v^\star, v`; the tangent gradient is
     :math:`\partial_\kappa\mathcal R\,(k^\star - \kappa k)`, of squared norm
     :math:`(1-\kappa^2)(\partial_\kappa\mathcal R)^2`. Arguments broadcast.
+
+    Parameters
+    ----------
+    kappa, nu : array_like
+        The current point :math:`(\kappa_t, \nu_t) \in [-1, 1]^2`.
+    lam : float
+        Inverse temperature :math:`\lambda > 0`.
+    alpha : float
+        Step size :math:`\alpha > 0`.
+    task : SLRTask
+        The task.
+
+    Returns
+    -------
+    kappa_next, nu_next : jax.Array
+        :math:`(\kappa_{t+1}, \nu_{t+1})`.
+
+    Raises
+    ------
+    ValueError
+        When ``kappa`` or ``nu`` lies outside :math:`[-1, 1]`, or ``lam`` or ``alpha`` is not a
+        real number ``> 0``.
     """
     task = check_task(task)
     kappa = _check_interval(kappa, "kappa")
@@ -470,7 +592,10 @@ def reduced_map(kappa: ArrayLike, nu: ArrayLike, lam: float, alpha: float,
 
 
 class ReducedResult(NamedTuple):
-    """Logged iterates of :func:`reduced_pgd`: ``steps`` (n_log,), ``kappa``, ``nu``, ``risk`` (..., n_log)."""
+    """Logged iterates of :func:`reduced_pgd`.
+
+    Fields: ``steps`` (n_log,); ``kappa``, ``nu`` and the manifold ``risk`` (..., n_log).
+    """
 
     steps: np.ndarray
     kappa: jax.Array
@@ -497,8 +622,31 @@ def reduced_pgd(kappa0: ArrayLike, nu0: ArrayLike, task: SLRTask, *, lam: float,
                 log_every: int = 1) -> ReducedResult:
     r"""Iterate the reduced map :math:`F` of Lemma 7 (constant :math:`\lambda`) from :math:`(\kappa_0, \nu_0)`.
 
-    ``kappa0`` and ``nu0`` broadcast (e.g. a grid of initialisations); the result's last
-    axis is the logged steps :math:`0, \Delta, \dots, n` with the manifold risk there.
+    Parameters
+    ----------
+    kappa0, nu0 : array_like
+        Start points in :math:`[-1, 1]`; they broadcast (e.g. a grid of initialisations).
+    task : SLRTask
+        The task.
+    lam : float
+        Inverse temperature :math:`\lambda > 0`.
+    alpha : float
+        Step size :math:`\alpha > 0`.
+    n_steps : int
+        Number of steps, ``>= 1``.
+    log_every : int
+        Logging period :math:`\Delta`; must divide ``n_steps``.
+
+    Returns
+    -------
+    ReducedResult
+        The last axis is the logged steps :math:`0, \Delta, \dots, n`, with the manifold risk there.
+
+    Raises
+    ------
+    ValueError
+        When a start point lies outside :math:`[-1, 1]`, ``lam`` or ``alpha`` is not ``> 0``, or
+        ``log_every`` does not divide ``n_steps``.
     """
     task = check_task(task)
     kappa0 = _check_interval(kappa0, "kappa0")
@@ -515,7 +663,13 @@ def reduced_pgd(kappa0: ArrayLike, nu0: ArrayLike, task: SLRTask, *, lam: float,
 
 # --------------------------------------------------------------------------- fixed points
 class FixedPoint(NamedTuple):
-    """A solution of (14) with what Propositions 10 and 12 say about it."""
+    """A solution of (14) with what Propositions 10 and 12 say about it.
+
+    Fields: the point ``kappa``, ``nu``; the manifold ``risk`` there; its ``kind``
+    (``"minimum"``, ``"maximum"`` or ``"saddle"``); ``hessian_eigenvalues``, of the Riemannian
+    Hessian (angles), ascending; ``jacobian_eigenvalues``, of :math:`F` at the point, ascending
+    by modulus.
+    """
 
     kappa: float
     nu: float
@@ -562,8 +716,13 @@ _FACTOR_DISTANCE = 1e-10
 
 
 def stationary_points(lam: float, task: SLRTask, *, n_starts: int = 21, tol: float = 1e-12) -> np.ndarray:
-    r"""All solutions of (14), :math:`(1-\kappa^2)\partial_\kappa\mathcal R = 0` and
-    :math:`(1-\nu^2)\partial_\nu\mathcal R = 0` on :math:`[-1,1]^2`, found numerically.
+    r"""All solutions of (14) on :math:`[-1,1]^2`, found numerically.
+
+    The system (14) is
+
+    .. math::
+
+        (1-\kappa^2)\partial_\kappa\mathcal R = 0, \qquad (1-\nu^2)\partial_\nu\mathcal R = 0.
 
     Newton's method (``scipy.optimize.root``, exact Jacobian by ``jax.jacfwd``) from an
     ``n_starts`` × ``n_starts`` grid of starting angles :math:`(\varphi, \psi) \in [0, \pi]^2`
@@ -572,13 +731,32 @@ def stationary_points(lam: float, task: SLRTask, *, n_starts: int = 21, tol: flo
     converged point is kept when both equations are below ``tol`` *and* each has a factor
     with a zero within ``1e-10`` (Newton-step estimate ``|f| / |∇f|``), then merged with
     points closer than ``1e-6`` in :math:`(\kappa, \nu)`. Proposition 9 says the result is
-    the four corners and :math:`(0, 0)`; this function does not assume it. Returns an array
-    of shape (m, 2), sorted.
+    the four corners and :math:`(0, 0)`; this function does not assume it.
 
-    Raises ``ValueError`` when erf saturates so much that float64 cannot separate the curve
-    :math:`\nu = \operatorname{erf}(b)` from the edges (:math:`b_{\max} = \lambda q/\sqrt{c_2 c_4}`
-    above about 6.2, e.g. :math:`\lambda = 1` at :math:`d = 10\,000`); at the paper's
-    :math:`d = 400` every :math:`\lambda` up to at least 1 is resolved.
+    Parameters
+    ----------
+    lam : float
+        Inverse temperature :math:`\lambda > 0`.
+    task : SLRTask
+        The task.
+    n_starts : int
+        Number of starting angles per axis, ``>= 2``.
+    tol : float
+        Tolerance on both equations, ``> 0``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (m, 2)
+        The points :math:`(\kappa, \nu)`, sorted.
+
+    Raises
+    ------
+    ValueError
+        When erf saturates so much that float64 cannot separate the curve
+        :math:`\nu = \operatorname{erf}(b)` from the edges (:math:`b_{\max} = \lambda q/\sqrt{c_2 c_4}`
+        above about 6.2, e.g. :math:`\lambda = 1` at :math:`d = 10\,000`); at the paper's
+        :math:`d = 400` every :math:`\lambda` up to at least 1 is resolved. Also on invalid
+        arguments.
     """
     task = check_task(task)
     lam = check_real_scalar(lam, "lam", minimum=0.0, strict=True)
@@ -643,6 +821,25 @@ def manifold_hessian(kappa: float, nu: float, lam: float, task: SLRTask) -> np.n
     \partial^2_{\kappa}\mathcal R & \partial_\kappa\partial_\nu\mathcal R\\
     \partial_\kappa\partial_\nu\mathcal R & 0\end{pmatrix}` with a non-zero off-diagonal
     entry: eigenvalues of opposite signs, a saddle (proof of Proposition 10).
+
+    Parameters
+    ----------
+    kappa, nu : float
+        The point, in :math:`[-1, 1]`.
+    lam : float
+        Inverse temperature :math:`\lambda > 0`.
+    task : SLRTask
+        The task.
+
+    Returns
+    -------
+    numpy.ndarray, shape (2, 2)
+        The Hessian.
+
+    Raises
+    ------
+    ValueError
+        When ``kappa`` or ``nu`` is not a scalar in :math:`[-1, 1]`, or ``lam`` is not ``> 0``.
     """
     task = check_task(task)
     lam = check_real_scalar(lam, "lam", minimum=0.0, strict=True)
@@ -652,15 +849,34 @@ def manifold_hessian(kappa: float, nu: float, lam: float, task: SLRTask) -> np.n
 
 
 def riemannian_hessian(kappa: float, nu: float, lam: float, task: SLRTask) -> np.ndarray:
-    r"""Hessian of the risk on :math:`\mathcal M` in angle coordinates,
-    :math:`(\varphi, \psi) \mapsto \mathcal R(\cos\varphi, \cos\psi)` at
-    :math:`\kappa = \cos\varphi`, :math:`\nu = \cos\psi` (2 × 2).
+    r"""Hessian of the risk on :math:`\mathcal M` in angle coordinates :math:`(\varphi, \psi)` (2 × 2).
 
+    The Hessian of :math:`(\varphi, \psi) \mapsto \mathcal R(\cos\varphi, \cos\psi)` at
+    :math:`\kappa = \cos\varphi`, :math:`\nu = \cos\psi`.
     :math:`\kappa, \nu` are cosines of angles on the spheres, so this is the Hessian that
     classifies critical points of the risk on the manifold, corners included: at
     :math:`\kappa = \pm 1` its diagonal entry is :math:`-\kappa\,\partial_\kappa\mathcal R`
     (the corner is a minimum in that direction iff the gradient points outwards); at
     :math:`(0, 0)` it is the Euclidean Hessian of :func:`manifold_hessian`.
+
+    Parameters
+    ----------
+    kappa, nu : float
+        The point, in :math:`[-1, 1]`.
+    lam : float
+        Inverse temperature :math:`\lambda > 0`.
+    task : SLRTask
+        The task.
+
+    Returns
+    -------
+    numpy.ndarray, shape (2, 2)
+        The Hessian in :math:`(\varphi, \psi)`.
+
+    Raises
+    ------
+    ValueError
+        When ``kappa`` or ``nu`` is not a scalar in :math:`[-1, 1]`, or ``lam`` is not ``> 0``.
     """
     task = check_task(task)
     lam = check_real_scalar(lam, "lam", minimum=0.0, strict=True)
@@ -676,6 +892,28 @@ def reduced_jacobian(kappa: float, nu: float, lam: float, alpha: float, task: SL
 
     At :math:`(0,0)` it is :math:`I - \alpha\nabla^2\mathcal R(0,0)` (Proposition 12): one
     eigenvalue in :math:`(0, 1)` and one in :math:`(1, \infty)` for small :math:`\alpha`.
+
+    Parameters
+    ----------
+    kappa, nu : float
+        The point, in :math:`[-1, 1]`.
+    lam : float
+        Inverse temperature :math:`\lambda > 0`.
+    alpha : float
+        Step size :math:`\alpha > 0`.
+    task : SLRTask
+        The task.
+
+    Returns
+    -------
+    numpy.ndarray, shape (2, 2)
+        The Jacobian of :math:`F` in :math:`(\kappa, \nu)`.
+
+    Raises
+    ------
+    ValueError
+        When ``kappa`` or ``nu`` is not a scalar in :math:`[-1, 1]`, or ``lam`` or ``alpha`` is
+        not ``> 0``.
     """
     task = check_task(task)
     lam = check_real_scalar(lam, "lam", minimum=0.0, strict=True)
@@ -686,8 +924,21 @@ def reduced_jacobian(kappa: float, nu: float, lam: float, alpha: float, task: SL
 
 
 def classify_hessian(eigenvalues: ArrayLike) -> str:
-    """``"minimum"`` when every Hessian eigenvalue is > 0, ``"maximum"`` when every one is < 0,
-    ``"saddle"`` otherwise (Proposition 10)."""
+    """The kind of a critical point from its Hessian's eigenvalues (Proposition 10).
+
+    ``"minimum"`` when every Hessian eigenvalue is > 0, ``"maximum"`` when every one is < 0,
+    ``"saddle"`` otherwise.
+
+    Parameters
+    ----------
+    eigenvalues : array_like
+        The Hessian's eigenvalues.
+
+    Returns
+    -------
+    str
+        ``"minimum"``, ``"maximum"`` or ``"saddle"``.
+    """
     h = np.asarray(eigenvalues)
     if np.all(h > 0):
         return "minimum"
@@ -697,10 +948,29 @@ def classify_hessian(eigenvalues: ArrayLike) -> str:
 
 
 def fixed_point_table(lam: float, alpha: float, task: SLRTask) -> list[FixedPoint]:
-    """The fixed points of (14) found by :func:`stationary_points`, each classified (Propositions 9, 10, 12).
+    r"""The fixed points of (14) found by :func:`stationary_points`, each classified (Propositions 9, 10, 12).
 
     ``kind`` comes from the signs of the Riemannian Hessian's eigenvalues (both > 0:
     minimum; both < 0: maximum; mixed: saddle).
+
+    Parameters
+    ----------
+    lam : float
+        Inverse temperature :math:`\lambda > 0`.
+    alpha : float
+        Step size :math:`\alpha > 0` (for the Jacobian of :math:`F`).
+    task : SLRTask
+        The task.
+
+    Returns
+    -------
+    list of FixedPoint
+        One entry per point, in the order of :func:`stationary_points`.
+
+    Raises
+    ------
+    ValueError
+        As :func:`stationary_points`, or when ``alpha`` is not ``> 0``.
     """
     task = check_task(task)
     out = []
@@ -716,11 +986,26 @@ def fixed_point_table(lam: float, alpha: float, task: SLRTask) -> list[FixedPoin
 
 
 def classify_limits(kappa: ArrayLike, nu: ArrayLike, *, tol: float = 1e-3) -> np.ndarray:
-    r"""Label the end points of reduced trajectories by the fixed point they reached.
+    """Label the end points of reduced trajectories by the fixed point they reached.
 
-    Returns an integer array: 0 for :math:`(0, 0)`, 1 for :math:`(1, 1)` or :math:`(-1,-1)`
-    (recovery), 2 for :math:`(1,-1)` or :math:`(-1, 1)`, and -1 when the point is farther
-    than ``tol`` from all five (not converged).
+    Parameters
+    ----------
+    kappa, nu : array_like
+        End points; they broadcast together.
+    tol : float
+        Largest distance (in each coordinate) to a fixed point, ``> 0``.
+
+    Returns
+    -------
+    numpy.ndarray of int
+        0 for :math:`(0, 0)`, 1 for :math:`(1, 1)` or :math:`(-1,-1)` (recovery), 2 for
+        :math:`(1,-1)` or :math:`(-1, 1)`, and -1 when the point is farther than ``tol`` from all
+        five (not converged).
+
+    Raises
+    ------
+    ValueError
+        When ``tol`` is not a real number ``> 0``.
     """
     tol = _check_tol(tol)
     kappa = np.asarray(kappa, dtype=float)

@@ -74,6 +74,8 @@ __all__ = [
     "exact_sampler_draws",
 ]
 
+#: Gradient samplers of :func:`sgd`: ``"exact"`` (low-dimensional, the default) and ``"plain"``
+#: (whole batches differentiated with ``jax.grad``, the reference).
 SAMPLERS = ("exact", "plain")
 
 
@@ -124,8 +126,34 @@ def _heads(x, name, d):
 def batch_loss(K: ArrayLike, V: ArrayLike, X: ArrayLike, y: ArrayLike, lam: float) -> jax.Array:
     r"""The empirical risk of a batch, :math:`\frac1B\sum_b (T_\lambda(\mathbb X_b) - Y_b)^2`.
 
-    ``K, V`` of shape (H, d) (or (d,) for one head), ``X`` (B, L, d), ``y`` (B,); the predictor
-    is (31) (with one head, (3)).
+    The predictor :math:`T_\lambda` is (31) (with one head, (3)):
+
+    .. math::
+
+        T_\lambda(\mathbb X) = \sum_{h=1}^H \sum_{\ell=1}^L
+        \operatorname{erf}(\lambda X_\ell^\top k_h)\, X_\ell^\top v_h.
+
+    Parameters
+    ----------
+    K, V : array_like, shape (H, d) or (d,)
+        Unit directions, one row per head ((d,) for one head).
+    X : array_like, shape (B, L, d)
+        Tokens of the batch.
+    y : array_like, shape (B,)
+        Outputs of the batch.
+    lam : float
+        Inverse temperature :math:`\lambda \ge 0`.
+
+    Returns
+    -------
+    jax.Array
+        The batch loss (a scalar).
+
+    Raises
+    ------
+    ValueError
+        When a shape is wrong, a direction is not a finite unit vector, or ``lam`` is not a real
+        number ``>= 0``.
     """
     X = as_float_array(X, "X")
     if jnp.ndim(X) != 3:
@@ -141,7 +169,23 @@ def batch_loss(K: ArrayLike, V: ArrayLike, X: ArrayLike, y: ArrayLike, lam: floa
 
 
 def batch_gradient(K: ArrayLike, V: ArrayLike, X: ArrayLike, y: ArrayLike, lam: float) -> tuple[jax.Array, jax.Array]:
-    """Euclidean gradient of :func:`batch_loss` in ``(K, V)`` (by ``jax.grad``)."""
+    """Euclidean gradient of :func:`batch_loss` in ``(K, V)`` (by ``jax.grad``).
+
+    Parameters
+    ----------
+    K, V, X, y, lam
+        As in :func:`batch_loss`.
+
+    Returns
+    -------
+    grad_K, grad_V : jax.Array, shape (H, d)
+        The gradients in ``K`` and in ``V``.
+
+    Raises
+    ------
+    ValueError
+        As :func:`batch_loss`.
+    """
     batch_loss(K, V, X, y, lam)  # validation
     K = _heads(K, "K", X.shape[-1])
     V = _heads(V, "V", X.shape[-1])
@@ -155,7 +199,7 @@ def _sigmas(L, M, gamma):
 
 
 def _orthonormal_span(vectors, tol=1e-10, basis=()):
-    """Columns spanning a space that contains ``vectors`` (rows, (D, d)): Gram–Schmidt, twice.
+    r"""Columns spanning a space that contains ``vectors`` (rows, (D, d)): Gram–Schmidt, twice.
 
     A vector already in the span of the previous ones gives a zero column, so the result is
     ``Q`` (d, D) with orthonormal or zero columns and :math:`QQ^\top` the orthogonal projector
@@ -214,6 +258,11 @@ def exact_sampler_draws(B: int, L: int, H: int, M: int, d: int) -> int:
     ----------
     B, L, H, M, d : int
         Batch size, sequence length, heads, relevant locations, dimension.
+
+    Returns
+    -------
+    int
+        The number of standard normals.
     """
     n = B * L * (2 * H + 2 * M) + B + 2 * H * d
     return -(-n // 8) * 8
@@ -298,9 +347,36 @@ def sample_gradient(K: ArrayLike, V: ArrayLike, K_star: ArrayLike, V_star: Array
                     sampler: Literal["exact", "plain"] = "exact") -> tuple[jax.Array, jax.Array]:
     r"""One draw of the batch gradient :math:`(\nabla_K \widehat{\mathcal R}, \nabla_V \widehat{\mathcal R})`.
 
-    ``K, V`` (H, d); ``K_star, V_star``: (d,) for an :class:`SLRTask`, (M, d) for a
-    :class:`MultiLocationTask`. ``sampler="exact"`` (low-dimensional, see the module docstring)
-    or ``"plain"`` (a whole batch, then ``jax.grad``): the two laws are equal.
+    The two samplers give gradients with the same law.
+
+    Parameters
+    ----------
+    K, V : array_like, shape (H, d) or (d,)
+        Unit directions, one row per head.
+    K_star, V_star : array_like
+        (d,) for an :class:`SLRTask`, (M, d) for a :class:`MultiLocationTask`.
+    task : SLRTask or MultiLocationTask
+        The task.
+    lam : float
+        Inverse temperature :math:`\lambda \ge 0`.
+    key : jax.Array
+        A ``jax.random`` key.
+    batch_size : int
+        Samples per batch, ``B >= 1``.
+    sampler : {"exact", "plain"}
+        ``"exact"`` (low-dimensional, see the module docstring) or ``"plain"`` (a whole batch,
+        then ``jax.grad``): the two laws are equal.
+
+    Returns
+    -------
+    grad_K, grad_V : jax.Array, shape (H, d)
+        The gradients of the batch loss in ``K`` and in ``V``.
+
+    Raises
+    ------
+    ValueError
+        When ``task`` is neither an :class:`SLRTask` nor a :class:`MultiLocationTask`, ``sampler``
+        is unknown, or another argument is invalid.
     """
     key = check_key(key)
     Ks, Vs, log_pi = _task_arrays(task, K_star, V_star)
@@ -316,10 +392,30 @@ def sample_gradient(K: ArrayLike, V: ArrayLike, K_star: ArrayLike, V_star: Array
 
 # ------------------------------------------------------------------------------ schedule
 def lam_schedule(lam: float, t: ArrayLike, decay: float = 0.0, freeze_after: float | None = None) -> jax.Array:
-    r""":math:`\lambda_t = \lambda_0 / (1 + \text{decay}\cdot\min(t, t_{\rm freeze}))`.
+    r"""The inverse-temperature schedule of stochastic PGD, with optional freezing.
+
+    .. math::
+
+        \lambda_t = \lambda_0 / (1 + \text{decay}\cdot\min(t, t_{\rm freeze})).
 
     ``decay = 1e-4`` without freezing is the paper's schedule (Figure 5); Figure 9 uses
-    ``decay = 2e-4`` frozen after 25 000 steps (authors' code). ``t`` may be an array.
+    ``decay = 2e-4`` frozen after 25 000 steps (authors' code).
+
+    Parameters
+    ----------
+    lam : float
+        :math:`\lambda_0`.
+    t : array_like
+        Step indices; may be an array.
+    decay : float
+        The decay rate.
+    freeze_after : float, optional
+        :math:`t_{\rm freeze}`; ``None`` (default) never freezes.
+
+    Returns
+    -------
+    jax.Array
+        :math:`\lambda_t`, of the shape of ``t``.
     """
     t = jnp.asarray(t, float)
     if freeze_after is not None:
@@ -418,19 +514,35 @@ def sgd(
         Per-run task directions: (runs, d) for an :class:`SLRTask`, (runs, M, d) for a
         :class:`MultiLocationTask` (shapes without the run axis broadcast).
     task : SLRTask or MultiLocationTask
+        The task.
     lam, alpha : float
         :math:`\lambda_0 > 0` and the step size :math:`\alpha > 0`.
     n_steps, batch_size : int
-    key : jax.random key
-        Splits into one key per run for the batches and one per run for the held-out set.
-    decay, freeze_after
-        The schedule (:func:`lam_schedule`).
+        Number of steps and samples per batch.
+    key : jax.Array
+        A ``jax.random`` key. Splits into one key per run for the batches and one per run for
+        the held-out set.
+    decay : float
+        The schedule's decay rate (:func:`lam_schedule`), ``>= 0``.
+    freeze_after : int, optional
+        The step after which :math:`\lambda_t` stays constant (:func:`lam_schedule`).
     log_every : int
         Must divide ``n_steps``; step 0 is logged too.
     test_size : int
         Held-out samples per run, drawn once from the task (stored in float32).
     sampler : {"exact", "plain"}
         How batch gradients are drawn (module docstring); same law, "exact" is ~10× cheaper.
+
+    Returns
+    -------
+    SGDResult
+        The logged overlaps, :math:`\lambda_t` and held-out risk, and the final directions.
+
+    Raises
+    ------
+    ValueError
+        When ``task`` is neither an :class:`SLRTask` nor a :class:`MultiLocationTask`, a shape is
+        wrong, ``log_every`` does not divide ``n_steps``, or another argument is invalid.
     """
     key = check_key(key)
     if not isinstance(task, (SLRTask, MultiLocationTask)):

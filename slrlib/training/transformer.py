@@ -108,7 +108,7 @@ _DTYPE = jnp.float32
 # ---------------------------------------------------------------------- configuration
 @dataclass(frozen=True, kw_only=True)
 class TransformerConfig:
-    r"""One Transformer-layer experiment: the task, the layer's sizes, SGD's parameters.
+    """One Transformer-layer experiment: the task, the layer's sizes, SGD's parameters.
 
     Parameters
     ----------
@@ -133,6 +133,13 @@ class TransformerConfig:
     zero_init : str
         ``"key"`` (default, the authors' code): :math:`W_K = 0` at initialisation;
         ``"query"`` (the paper's text): :math:`W_Q = 0`. Either way attention starts uniform.
+
+    Raises
+    ------
+    ValueError
+        When ``task`` is neither an :class:`SLRTask` nor a :class:`MultiLocationTask`, a size is
+        not a positive integer, ``alpha <= 0``, ``r != d`` for one head, ``log_every`` does not
+        divide ``n_steps``, or ``zero_init`` is not in :data:`ZERO_INITS`.
     """
 
     name: str
@@ -170,10 +177,12 @@ class TransformerConfig:
 
     @property
     def d(self) -> int:
+        """Token dimension :math:`d` of the task."""
         return self.task.d
 
     @property
     def L(self) -> int:
+        """Sequence length :math:`L` of the task."""
         return self.task.L
 
     @property
@@ -183,6 +192,7 @@ class TransformerConfig:
 
     @property
     def eps(self) -> float:
+        r"""Standard deviation :math:`\varepsilon` of the task's output noise."""
         return self.task.eps
 
     @property
@@ -201,7 +211,23 @@ class TransformerConfig:
         return self.n_runs * self.n_steps
 
     def replace(self, **changes: Any) -> TransformerConfig:
-        """A copy with some parameters changed (validated again)."""
+        """A copy with some parameters changed (validated again).
+
+        Parameters
+        ----------
+        **changes
+            New values of any of the fields.
+
+        Returns
+        -------
+        TransformerConfig
+            The new configuration.
+
+        Raises
+        ------
+        ValueError
+            When a new value is invalid (as in :class:`TransformerConfig`).
+        """
         return _dc_replace(self, **changes)
 
 
@@ -216,15 +242,47 @@ def _check_config(config) -> TransformerConfig:
 
 # ---------------------------------------------------------------------- the layer
 def layer_norm(x: ArrayLike) -> jax.Array:
-    r"""Layer normalisation of each vector along the last axis, without affine map:
-    :math:`(x - \bar x)/(\operatorname{std}(x) + 10^{-5})` (population standard deviation)."""
+    r"""Layer normalisation of each vector along the last axis, without affine map.
+
+    .. math::
+
+        \operatorname{LN}(x) = (x - \bar x)/(\operatorname{std}(x) + 10^{-5})
+
+    (population standard deviation; :math:`10^{-5}` is :data:`LN_EPS`).
+
+    Parameters
+    ----------
+    x : array_like
+        Vectors along the last axis.
+
+    Returns
+    -------
+    jax.Array
+        :math:`\operatorname{LN}(x)`, of the shape of ``x``.
+    """
     mu = jnp.mean(x, axis=-1, keepdims=True)
     sd = jnp.std(x, axis=-1, keepdims=True)
     return (x - mu) / (sd + LN_EPS)
 
 
 def trainable_names(n_heads: int) -> tuple[str, ...]:
-    """The parameters SGD updates: all but ``x_reg``, and but ``W_O`` for a single head."""
+    """The parameters SGD updates: all but ``x_reg``, and but ``W_O`` for a single head.
+
+    Parameters
+    ----------
+    n_heads : int
+        Number of heads, ``>= 1``.
+
+    Returns
+    -------
+    tuple of str
+        The names, in the order of :data:`PARAM_NAMES`.
+
+    Raises
+    ------
+    ValueError
+        When ``n_heads`` is not a positive integer.
+    """
     n_heads = check_positive_int(n_heads, "n_heads")
     frozen = ("x_reg", "W_O") if n_heads == 1 else ("x_reg",)
     return tuple(n for n in PARAM_NAMES if n not in frozen)
@@ -242,8 +300,32 @@ def init_params(key: jax.Array, d: int, *, n_heads: int = 1, r: int | None = Non
     * :math:`W_1, W_2`: :math:`\mathcal N(0, 2/(m+d))`; :math:`b_1 = b_2 = 0`;
     * :math:`\theta`: :math:`\mathcal N(0, 1/d^2)` (mean-field read-out).
 
-    Shapes: ``W_Q, W_K`` (H, r, d), ``W_V`` (H, d, r), ``W_O`` (H r, d), ``W_1`` (m, d),
-    ``W_2`` (d, m). ``r`` defaults to ``d`` for one head and ``d // n_heads`` otherwise.
+    Parameters
+    ----------
+    key : jax.Array
+        A ``jax.random`` key.
+    d : int
+        Token dimension.
+    n_heads : int
+        Number of heads :math:`H`.
+    r : int, optional
+        Width of a head; defaults to ``d`` for one head and ``d // n_heads`` otherwise (one head
+        needs ``r = d``).
+    m : int
+        Hidden width of the MLP.
+    zero_init : {"key", "query"}
+        Which attention matrix starts at zero.
+
+    Returns
+    -------
+    dict
+        The parameters, keyed by :data:`PARAM_NAMES`. Shapes: ``W_Q, W_K`` (H, r, d), ``W_V``
+        (H, d, r), ``W_O`` (H r, d), ``W_1`` (m, d), ``W_2`` (d, m).
+
+    Raises
+    ------
+    ValueError
+        When a size is not a positive integer, ``r != d`` for one head, or ``zero_init`` is unknown.
     """
     key = check_key(key)
     d = check_positive_int(d, "d")
@@ -336,13 +418,65 @@ def _layer(params, X):
 
 
 def transformer_layer(params: dict, X: ArrayLike) -> jax.Array:
-    r"""The layer (29) on every row: ``X`` (..., L, d) → (..., L+1, d); row 0 is the register."""
+    r"""The layer (29) on every row: ``X`` (..., L, d) → (..., L+1, d); row 0 is the register.
+
+    With :math:`\widetilde{\mathbb X}` the tokens with the register prepended,
+
+    .. math::
+
+        A_h &= \operatorname{softmax}_{\rm rows}\Big(\operatorname{LN}(\widetilde{\mathbb X})\, W_{Q,h}^\top W_{K,h}\,
+              \operatorname{LN}(\widetilde{\mathbb X})^\top / \sqrt r\Big), \qquad
+        O_h = A_h \operatorname{LN}(\widetilde{\mathbb X})\, W_{V,h}, \\
+        Z &= \widetilde{\mathbb X} + [O_1 \cdots O_H]\, W_O, \qquad
+        T(\mathbb X) = Z + \operatorname{relu}(Z W_1^\top + \mathbf 1 b_1^\top)\, W_2^\top + \mathbf 1 b_2^\top.
+
+    Parameters
+    ----------
+    params : dict
+        The layer's parameters (:func:`init_params`).
+    X : array_like, shape (..., L, d)
+        Tokens.
+
+    Returns
+    -------
+    jax.Array, shape (..., L+1, d)
+        :math:`T(\mathbb X)`.
+
+    Raises
+    ------
+    ValueError
+        When ``params`` lacks a parameter or has a wrong shape, or ``X`` is not a finite array
+        of shape (..., L, d).
+    """
     _, _, d, _ = _check_params(params)
     return _layer(params, _check_tokens(X, d))
 
 
 def attention_weights(params: dict, X: ArrayLike) -> jax.Array:
-    """The attention matrices :math:`A_h` of the layer, shape (..., H, L+1, L+1) (rows sum to 1)."""
+    r"""The attention matrices :math:`A_h` of the layer (rows sum to 1).
+
+    .. math::
+
+        A_h = \operatorname{softmax}_{\rm rows}\Big(\operatorname{LN}(\widetilde{\mathbb X})\, W_{Q,h}^\top W_{K,h}\,
+        \operatorname{LN}(\widetilde{\mathbb X})^\top / \sqrt r\Big).
+
+    Parameters
+    ----------
+    params : dict
+        The layer's parameters (:func:`init_params`).
+    X : array_like, shape (..., L, d)
+        Tokens.
+
+    Returns
+    -------
+    jax.Array, shape (..., H, L+1, L+1)
+        :math:`A_h` for every head; row and column 0 are the register.
+
+    Raises
+    ------
+    ValueError
+        When ``params`` or ``X`` is invalid (as in :func:`transformer_layer`).
+    """
     _, _, d, _ = _check_params(params)
     return _attention_weights(params, _check_tokens(X, d))
 
@@ -378,13 +512,58 @@ def _predict(params, X):
 
 
 def register_output(params: dict, X: ArrayLike) -> jax.Array:
-    """Row 0 of :func:`transformer_layer`, computed from the register's query only: (..., d)."""
+    r"""Row 0 of :func:`transformer_layer`, computed from the register's query only.
+
+    .. math::
+
+        z_0 = x_{\rm reg} + \sum_{h=1}^H a_h^\top \operatorname{LN}(\widetilde{\mathbb X})\, W_{V,h} W_{O,h},
+        \qquad a_h = \operatorname{softmax}_\ell\big(\operatorname{LN}(\widetilde X_\ell)^\top u_h/\sqrt r\big),
+        \qquad T(\mathbb X)_0 = z_0 + W_2 \operatorname{relu}(W_1 z_0 + b_1) + b_2,
+
+    with :math:`u_h` the effective key direction (:func:`key_directions`) and :math:`W_{O,h}` the
+    rows of :math:`W_O` of head h.
+
+    Parameters
+    ----------
+    params : dict
+        The layer's parameters (:func:`init_params`).
+    X : array_like, shape (..., L, d)
+        Tokens.
+
+    Returns
+    -------
+    jax.Array, shape (..., d)
+        :math:`T(\mathbb X)_0`.
+
+    Raises
+    ------
+    ValueError
+        When ``params`` or ``X`` is invalid (as in :func:`transformer_layer`).
+    """
     _, _, d, _ = _check_params(params)
     return _register_output(params, _check_tokens(X, d))
 
 
 def predict(params: dict, X: ArrayLike) -> jax.Array:
-    r"""The prediction :math:`\theta^\top T(\mathbb X)_0`, shape (...,), by the fast register path."""
+    r"""The prediction :math:`\theta^\top T(\mathbb X)_0`, by the fast register path.
+
+    Parameters
+    ----------
+    params : dict
+        The layer's parameters (:func:`init_params`).
+    X : array_like, shape (..., L, d)
+        Tokens.
+
+    Returns
+    -------
+    jax.Array, shape (...,)
+        The predictions.
+
+    Raises
+    ------
+    ValueError
+        When ``params`` or ``X`` is invalid (as in :func:`transformer_layer`).
+    """
     _, _, d, _ = _check_params(params)
     return _predict(params, _check_tokens(X, d))
 
@@ -395,7 +574,27 @@ def _loss(params, X, y):
 
 
 def batch_loss(params: dict, X: ArrayLike, y: ArrayLike) -> jax.Array:
-    r"""Mean squared error :math:`\frac1B\sum_b (f(\mathbb X_b) - y_b)^2` on a batch ``X`` (B, L, d), ``y`` (B,)."""
+    r"""Mean squared error :math:`\frac1B\sum_b (f(\mathbb X_b) - y_b)^2` on a batch.
+
+    Parameters
+    ----------
+    params : dict
+        The layer's parameters (:func:`init_params`).
+    X : array_like, shape (B, L, d)
+        Tokens of the batch.
+    y : array_like, shape (B,)
+        Outputs of the batch.
+
+    Returns
+    -------
+    jax.Array
+        The loss (a scalar), with :math:`f` = :func:`predict`.
+
+    Raises
+    ------
+    ValueError
+        When ``params`` or ``X`` is invalid, or ``y`` does not have one output per sequence.
+    """
     _, _, d, _ = _check_params(params)
     X = _check_tokens(X, d)
     y = as_float_array(y, "y")
@@ -428,11 +627,34 @@ def _sample32(key, n, task, K_star, V_star):
 
 def sample_batch(key: jax.Array, n: int, task: SLRTask | MultiLocationTask, K_star: ArrayLike,
                  V_star: ArrayLike) -> tuple[jax.Array, jax.Array, jax.Array]:
-    r"""``n`` float32 samples ``(X (n, L, d), y (n,), J (n, M))`` of an :class:`SLRTask` (``M = 1``)
-    or a :class:`MultiLocationTask`: the sampler of the training loop.
+    """``n`` float32 samples of an :class:`SLRTask` or a :class:`MultiLocationTask`: the training loop's sampler.
 
     Same law as ``task.sample`` (checked by the tests), drawn in float32 for speed.
-    ``K_star, V_star``: shape (M, d) (or (d,) for an :class:`SLRTask`).
+
+    Parameters
+    ----------
+    key : jax.Array
+        A ``jax.random`` key.
+    n : int
+        Number of samples.
+    task : SLRTask or MultiLocationTask
+        The task (``M = 1`` for an :class:`SLRTask`).
+    K_star, V_star : array_like, shape (M, d)
+        The task's directions ((d,) for an :class:`SLRTask`).
+
+    Returns
+    -------
+    X : jax.Array, shape (n, L, d)
+        Tokens.
+    y : jax.Array, shape (n,)
+        Outputs.
+    J : jax.Array, shape (n, M)
+        Relevant positions.
+
+    Raises
+    ------
+    ValueError
+        When ``key``, ``n``, ``task`` or the directions are invalid.
     """
     key = check_key(key)
     n = check_positive_int(n, "n")
@@ -463,19 +685,44 @@ def _oracle(task, key):
 def top_singular(P: ArrayLike) -> tuple[jax.Array, jax.Array, jax.Array]:
     r"""Top right singular vector and the two largest singular values of ``P`` (..., d, d).
 
-    Returns ``(k_hat, s1, s2)``: :math:`\hat k` is the unit vector maximising :math:`\|P\hat k\|`
-    (the sign is arbitrary), ``s1 >= s2`` the two largest singular values.
+    Parameters
+    ----------
+    P : array_like, shape (..., d, d)
+        Matrices.
+
+    Returns
+    -------
+    k_hat : jax.Array, shape (..., d)
+        :math:`\hat k`, the unit vector maximising :math:`\|P\hat k\|` (the sign is arbitrary).
+    s1, s2 : jax.Array, shape (...)
+        The two largest singular values, ``s1 >= s2``.
     """
     _, s, Vt = jnp.linalg.svd(P)
     return Vt[..., 0, :], s[..., 0], s[..., 1]
 
 
 def key_directions(params: dict) -> tuple[jax.Array, jax.Array]:
-    r"""Per head: the query–key product :math:`P_h = W_{Q,h}^\top W_{K,h}` (H, d, d) and the effective
-    key direction :math:`u_h = P_h^\top \operatorname{LN}(x_{\rm reg}) = W_{K,h}^\top W_{Q,h}\operatorname{LN}(x_{\rm reg})` (H, d).
+    r"""Per head: the query–key product :math:`P_h` and the effective key direction :math:`u_h`.
+
+    .. math::
+
+        P_h = W_{Q,h}^\top W_{K,h}, \qquad
+        u_h = P_h^\top \operatorname{LN}(x_{\rm reg}) = W_{K,h}^\top W_{Q,h}\operatorname{LN}(x_{\rm reg}).
 
     The register's score of token :math:`\ell` in head h is
     :math:`\operatorname{LN}(\widetilde X_\ell)^\top u_h / \sqrt r`.
+
+    Parameters
+    ----------
+    params : dict
+        The layer's parameters (:func:`init_params`); not validated.
+
+    Returns
+    -------
+    P : jax.Array, shape (H, d, d)
+        :math:`P_h` for every head.
+    u : jax.Array, shape (H, d)
+        :math:`u_h` for every head.
     """
     return _key_directions(params)
 
@@ -489,8 +736,29 @@ def _key_directions(params):
 
 
 def mlp_gates(params: dict, X: ArrayLike) -> jax.Array:
-    r"""Fraction of sequences of ``X`` (B, L, d) for which each hidden ReLU unit is active at the
-    register's row: :math:`\bar g = \frac1B\sum_b \mathbf 1[W_1 z_{b,0} + b_1 > 0]`, shape (m,)."""
+    r"""Fraction of sequences for which each hidden ReLU unit is active at the register's row.
+
+    .. math::
+
+        \bar g = \frac1B\sum_b \mathbf 1[W_1 z_{b,0} + b_1 > 0].
+
+    Parameters
+    ----------
+    params : dict
+        The layer's parameters (:func:`init_params`).
+    X : array_like, shape (B, L, d)
+        Tokens.
+
+    Returns
+    -------
+    jax.Array, shape (m,)
+        :math:`\bar g`.
+
+    Raises
+    ------
+    ValueError
+        When ``params`` or ``X`` is invalid (as in :func:`transformer_layer`).
+    """
     d = _check_params(params)[2]
     return _gates(params, _check_tokens(X, d))
 
@@ -502,15 +770,26 @@ def _gates(params, X):
 
 
 def value_directions(params: dict, gates: ArrayLike | None = None) -> jax.Array:
-    r"""Per head, the linearised map from a token to the prediction (H, d):
+    r"""Per head, the linearised map from a token to the prediction.
 
     .. math::
 
         \hat v_h = W_{V,h}\, W_{O,h}\,\big(I_d + W_2 \operatorname{diag}(g) W_1\big)^\top \theta,
 
-    with :math:`W_{O,h}` the rows of :math:`W_O` of head h. ``gates=None`` replaces the ReLU by the
-    identity (:math:`g = \mathbf 1`, the authors' choice); ``gates`` (m,) uses average gates,
-    e.g. from :func:`mlp_gates`. Not normalised.
+    with :math:`W_{O,h}` the rows of :math:`W_O` of head h. Not normalised.
+
+    Parameters
+    ----------
+    params : dict
+        The layer's parameters (:func:`init_params`); not validated.
+    gates : array_like, shape (m,), optional
+        ``None`` replaces the ReLU by the identity (:math:`g = \mathbf 1`, the authors' choice);
+        an array uses average gates, e.g. from :func:`mlp_gates`.
+
+    Returns
+    -------
+    jax.Array, shape (H, d)
+        :math:`\hat v_h` for every head.
     """
     return _value_directions(params, None if gates is None else jnp.asarray(gates))
 
@@ -549,16 +828,34 @@ def _alignments(params, K_star, V_star, gates):
 
 
 def alignments(params: dict, K_star: ArrayLike, V_star: ArrayLike, gates: ArrayLike | None = None) -> dict:
-    r"""What the weights encode, per head h and relevant location m (arrays (H, M), ``ratio`` (H,)):
+    r"""What the weights encode, per head h and relevant location m.
 
-    * ``kappa``: :math:`|\langle \hat k_h, k_m^\star\rangle|`, :math:`\hat k_h` the top right singular vector of
-      :math:`P_h = W_{Q,h}^\top W_{K,h}` (NaN when :math:`P_h = 0`);
-    * ``kappa_u``: :math:`\langle u_h/\|u_h\|, k_m^\star\rangle` (signed), :math:`u_h` the effective key direction;
-    * ``nu``: :math:`\langle \hat v_h/\|\hat v_h\|, v_m^\star\rangle` (signed), :math:`\hat v_h` linearised
-      (:func:`value_directions`); ``nu_gated`` with average gates ``gates`` (default: identity);
-    * ``ratio``: :math:`s_1/s_2` of :math:`P_h` (rank-one check).
+    Parameters
+    ----------
+    params : dict
+        The layer's parameters (:func:`init_params`).
+    K_star, V_star : array_like, shape (M, d)
+        The task's directions, or (d,) for one location.
+    gates : array_like, shape (m,), optional
+        Average gates for ``nu_gated`` (default: identity).
 
-    ``K_star, V_star``: (M, d), or (d,) for one location.
+    Returns
+    -------
+    dict
+        Arrays (H, M), ``ratio`` (H,):
+
+        * ``kappa``: :math:`|\langle \hat k_h, k_m^\star\rangle|`, :math:`\hat k_h` the top right singular vector
+          of :math:`P_h = W_{Q,h}^\top W_{K,h}` (NaN when :math:`P_h = 0`);
+        * ``kappa_u``: :math:`\langle u_h/\|u_h\|, k_m^\star\rangle` (signed), :math:`u_h` the effective key
+          direction;
+        * ``nu``: :math:`\langle \hat v_h/\|\hat v_h\|, v_m^\star\rangle` (signed), :math:`\hat v_h` linearised
+          (:func:`value_directions`); ``nu_gated`` with average gates ``gates`` (default: identity);
+        * ``ratio``: :math:`s_1/s_2` of :math:`P_h` (rank-one check).
+
+    Raises
+    ------
+    ValueError
+        When ``params`` lacks a parameter or has a wrong shape.
     """
     _check_params(params)
     K_star = jnp.atleast_2d(as_float_array(K_star, "K_star"))
@@ -630,12 +927,37 @@ def _replay_step(config, dtype, p, t, train_key, K_star, V_star):
 def replay_run(config: TransformerConfig, key: jax.Array, n_steps: int | None = None, *, run: int = 0,
                dtype: DTypeLike = jnp.float32,
                zero_init: Literal["key", "query"] | None = None) -> tuple[dict, dict]:
-    """Run ``run`` of :func:`train_transformer` ``(config, key)`` replayed step by step in Python,
-    each step ``p - alpha * jax.grad(batch_loss)`` on the same batches, in ``dtype``
-    (float32: the training loop's numbers; float64: the same run with less rounding).
+    """Run ``run`` of :func:`train_transformer` ``(config, key)`` replayed step by step in Python.
 
-    ``zero_init`` overrides the configuration's. Returns ``(initial params, params after
-    n_steps)`` (default ``config.n_steps``). One Python call per step: for short runs.
+    Each step is ``p - alpha * jax.grad(batch_loss)`` on the same batches, in ``dtype``
+    (float32: the training loop's numbers; float64: the same run with less rounding).
+    One Python call per step: for short runs.
+
+    Parameters
+    ----------
+    config : TransformerConfig
+        The experiment.
+    key : jax.Array
+        The key given to :func:`train_transformer`.
+    n_steps : int, optional
+        Steps to replay; default ``config.n_steps``.
+    run : int
+        Which run, in ``[0, config.n_runs)``.
+    dtype : {float32, float64}
+        Precision of the replay.
+    zero_init : {"key", "query"}, optional
+        Overrides the configuration's.
+
+    Returns
+    -------
+    initial_params, params : dict
+        The initial parameters and the parameters after ``n_steps``.
+
+    Raises
+    ------
+    ValueError
+        When ``config`` is not a :class:`TransformerConfig`, ``run`` is out of range, ``dtype`` is
+        neither float32 nor float64, ``zero_init`` is unknown, or ``key`` or ``n_steps`` is invalid.
     """
     config = _check_config(config)
     key = check_key(key)
@@ -659,8 +981,10 @@ def replay_run(config: TransformerConfig, key: jax.Array, n_steps: int | None = 
 
 
 class TransformerResult(NamedTuple):
-    r"""A finished Transformer experiment. Per-run arrays have the run on axis 0 and the logged
-    step on axis 1; alignment arrays end with (H, M) (head, location).
+    r"""A finished Transformer experiment.
+
+    Per-run arrays have the run on axis 0 and the logged step on axis 1; alignment arrays end
+    with (H, M) (head, location).
 
     ``excess_risk``: test risk on the run's held-out batch minus :math:`\varepsilon^2`;
     ``kappa``, ``kappa_u``, ``nu``, ``nu_gated``, ``ratio``: see :func:`alignments`;
@@ -696,6 +1020,24 @@ def train_transformer(config: TransformerConfig, key: jax.Array) -> TransformerR
     held-out batch and batches: the same key gives the same numbers. With JAX's default
     ``jax_threefry_partitionable`` these keys do not depend on ``n_runs``, so the runs of a
     smaller experiment are the first runs of a larger one.
+
+    Parameters
+    ----------
+    config : TransformerConfig
+        The experiment.
+    key : jax.Array
+        A ``jax.random`` key.
+
+    Returns
+    -------
+    TransformerResult
+        The logged excess risks and alignments, the initial and final parameters, the oracle
+        directions and the wall time.
+
+    Raises
+    ------
+    ValueError
+        When ``config`` is not a :class:`TransformerConfig` or ``key`` is not a ``jax.random`` key.
     """
     config = _check_config(config)
     key = check_key(key)
