@@ -17,9 +17,9 @@ published Threefry-2x32 known-answer vectors). Only the speed changes: on a 2-co
 1.45 ns per 32-bit word instead of 6.9 (``make bench`` prints the measurement).
 
 ``import slrlib`` calls it once, unless the environment variable ``SLRLIB_STOCK_THREEFRY`` is
-set to ``1`` (``make bench`` uses that to time JAX's own lowering beside it). It touches a private JAX module; if a JAX version moves it,
-nothing is registered and JAX's own lowering stays (same numbers, slower), and
-:func:`unrolled_threefry_active` says which one is in force.
+set to ``1`` (``make bench`` uses that to time JAX's own lowering beside it). It touches a
+private JAX module; if a JAX version moves it, nothing is registered and JAX's own lowering
+stays (same numbers, slower), and :func:`unrolled_threefry_active` says which one is in force.
 """
 
 from __future__ import annotations
@@ -32,10 +32,15 @@ _ACTIVE = False
 
 
 def use_unrolled_threefry() -> bool:
-    """Lower ``threefry2x32`` on CPU with unrolled rounds; returns whether it is now in force.
+    """Lower ``threefry2x32`` on CPU with unrolled rounds.
 
     Idempotent. It changes how programs compiled afterwards are built, not their results.
-    Does nothing (returns False) when ``SLRLIB_STOCK_THREEFRY=1``.
+
+    Returns
+    -------
+    bool
+        Whether the unrolled lowering is now in force. False when ``SLRLIB_STOCK_THREEFRY=1``
+        (then it does nothing) or when the JAX internals it needs are missing.
     """
     global _ACTIVE
     if _ACTIVE:
@@ -55,5 +60,11 @@ def use_unrolled_threefry() -> bool:
 
 
 def unrolled_threefry_active() -> bool:
-    """Whether :func:`use_unrolled_threefry` has replaced JAX's rolled CPU lowering."""
+    """Whether :func:`use_unrolled_threefry` has replaced JAX's rolled CPU lowering.
+
+    Returns
+    -------
+    bool
+        True once :func:`use_unrolled_threefry` has registered the unrolled lowering.
+    """
     return _ACTIVE

@@ -41,7 +41,19 @@ MAX_STATIC_FRAMES = 400
 
 
 def format_value(value: Any) -> str:
-    """A short label for a grid value (``0.316``, ``1e-03``, ``20``)."""
+    """A short label for a grid value (``0.316``, ``1e-03``, ``20``).
+
+    Parameters
+    ----------
+    value : object
+        A grid value: bool, int, float or anything else (shown with ``str``).
+
+    Returns
+    -------
+    str
+        Integers in full; floats with three significant digits, in scientific notation below
+        1e-2 or from 1e4 on (zero excepted).
+    """
     if isinstance(value, (bool, np.bool_)):
         return str(bool(value))
     if isinstance(value, (int, np.integer)):
@@ -68,6 +80,12 @@ class Slider:
         Text shown beside the slider (default: ``name``).
     default : optional
         Initial value; must be one of ``values`` (default: the middle one).
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not a Python identifier, ``values`` is empty, repeats a value or holds a
+        non-finite float, or ``default`` is not one of ``values``.
     """
 
     name: str
@@ -97,6 +115,7 @@ class Slider:
 
     @property
     def default_index(self) -> int:
+        """Position of ``default`` in ``values``."""
         return self.values.index(self.default)
 
 
@@ -124,8 +143,26 @@ def _figure_png(fig, dpi: int) -> bytes:
 class SliderFigure:
     """A figure driven by sliders; displays as a live widget or as kernel-free HTML.
 
-    Build it with :func:`slider_figure`. ``frame(**values)`` returns the matplotlib
-    Figure for one point of the grid; :meth:`static_html` renders every frame.
+    Build it with :func:`slider_figure`. :meth:`frame` returns the matplotlib Figure for one point
+    of the grid; :meth:`static_html` renders every frame.
+
+    Parameters
+    ----------
+    plot : callable
+        ``plot(**slider_values, **fixed)`` returns a matplotlib Figure.
+    sliders : sequence of Slider
+        At least one, with distinct names.
+    fixed : dict
+        Further keyword arguments passed unchanged to ``plot``.
+    dpi : int
+        Resolution of the frames embedded in the static HTML.
+
+    Raises
+    ------
+    ValueError
+        If ``plot`` is not callable, there is no slider, two sliders share a name, a keyword is
+        both a slider and fixed, or the grid has more than 400 frames (the static HTML embeds
+        every frame: use coarser grids).
     """
 
     def __init__(self, plot: Callable[..., Any], sliders: Sequence[Slider], fixed: dict, dpi: int):
@@ -152,7 +189,23 @@ class SliderFigure:
 
     # -------------------------------------------------------------- computing
     def frame(self, **values: Any) -> Figure:
-        """The Figure at one grid point (missing sliders take their default)."""
+        """The Figure at one grid point (missing sliders take their default).
+
+        Parameters
+        ----------
+        **values
+            Slider name to value, each one of that slider's values.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+            What ``plot`` returns at that point.
+
+        Raises
+        ------
+        ValueError
+            If a name is not a slider of this figure or a value is not on its grid.
+        """
         params = {s.name: s.default for s in self.sliders}
         for name, value in values.items():
             slider = next((s for s in self.sliders if s.name == name), None)
@@ -165,7 +218,13 @@ class SliderFigure:
 
     # -------------------------------------------------------------- static HTML
     def static_html(self) -> str:
-        """Kernel-free HTML: every frame as an embedded PNG, range inputs that swap them."""
+        """Kernel-free HTML: every frame as an embedded PNG, range inputs that swap them.
+
+        Returns
+        -------
+        str
+            The HTML fragment, its JavaScript included (no kernel, no network).
+        """
         uid = "slr-" + uuid.uuid4().hex[:10]
         frames = []
         for combo in itertools.product(*(s.values for s in self.sliders)):
@@ -211,7 +270,13 @@ class SliderFigure:
 
     # -------------------------------------------------------------- live widget
     def widget(self) -> ipywidgets.VBox:
-        """The live ipywidgets version: one SelectionSlider per parameter and an output area."""
+        """The live ipywidgets version: one SelectionSlider per parameter and an output area.
+
+        Returns
+        -------
+        ipywidgets.VBox
+            The sliders above the output area, in which the kernel redraws the figure.
+        """
         import ipywidgets as widgets
         import matplotlib.pyplot as plt
         from IPython.display import display
@@ -272,6 +337,14 @@ def slider_figure(plot: Callable[..., Any], *sliders: Slider, dpi: int = 72, **f
     **fixed
         Further keyword arguments passed unchanged to ``plot``.
 
-    Display the returned object (make it the last expression of a cell).
+    Returns
+    -------
+    SliderFigure
+        Display it (make it the last expression of a cell).
+
+    Raises
+    ------
+    ValueError
+        On an invalid combination of sliders (see :class:`SliderFigure`).
     """
     return SliderFigure(plot, sliders, fixed, dpi)

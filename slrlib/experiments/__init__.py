@@ -3,7 +3,8 @@
 Every run parameter of the paper's experiments lives here, as keyword-built, frozen
 configurations:
 
-* :mod:`slrlib.experiments.descent`: PGD (Figures 4 and 7, :data:`~slrlib.experiments.descent.PGD_CONFIGS`) and stochastic
+* :mod:`slrlib.experiments.descent`: PGD (Figures 4 and 7,
+  :data:`~slrlib.experiments.descent.PGD_CONFIGS`) and stochastic
   PGD (Figures 5 and 9, :data:`~slrlib.experiments.descent.SGD_CONFIGS`); their initialisations
   (:func:`~slrlib.experiments.descent.pgd_initialisation`, :func:`~slrlib.experiments.descent.sgd_initialisation`);
 * :mod:`slrlib.experiments.heads`: which head serves which location (:func:`~slrlib.experiments.heads.match_heads`);

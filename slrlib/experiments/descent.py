@@ -73,7 +73,38 @@ __all__ = [
 
 @dataclass(frozen=True, kw_only=True)
 class PGDConfig:
-    """One PGD experiment: the task, the optimiser's parameters and the number of runs."""
+    r"""One PGD experiment: the task, the optimiser's parameters and the number of runs.
+
+    Built by keyword; frozen.
+
+    Parameters
+    ----------
+    name, title : str
+        Identification (``title`` heads the figure).
+    init : {"sphere", "manifold"}
+        Initialisation: uniform on the sphere, or on the manifold :math:`\mathcal M`.
+    lam : float
+        Inverse temperature :math:`\lambda` (:math:`\lambda_0` of the ``"paper"`` schedule).
+    schedule : {"constant", "paper"}
+        Inverse-temperature schedule (:data:`slrlib.training.pgd.SCHEDULES`).
+    alpha : float
+        Step size :math:`\alpha`.
+    n_steps, log_every : int
+        PGD steps, and the logging period.
+    d, L : int
+        Dimension and sequence length of the task (default 400 and 10).
+    gamma : float
+        :math:`\gamma` of the task (default :math:`\sqrt{1/2}`).
+    n_runs : int
+        Number of runs (default 30).
+    seed : int
+        Seed of the default key, ``jax.random.key(seed)`` (default 0).
+
+    Raises
+    ------
+    ValueError
+        If ``init`` is neither ``"sphere"`` nor ``"manifold"``.
+    """
 
     name: str
     title: str
@@ -95,6 +126,7 @@ class PGDConfig:
 
     @property
     def task(self) -> SLRTask:
+        """The task, :class:`SLRTask` with ``d``, ``L`` and ``gamma``."""
         return SLRTask(self.d, self.L, self.gamma)
 
     @property
@@ -103,7 +135,18 @@ class PGDConfig:
         return self.n_runs * self.n_steps
 
     def scaled(self, **changes: Any) -> "PGDConfig":
-        """A copy with some parameters changed (e.g. fewer steps for a quick look)."""
+        """A copy with some parameters changed (e.g. fewer steps for a quick look).
+
+        Parameters
+        ----------
+        **changes
+            The fields to change and their new values.
+
+        Returns
+        -------
+        PGDConfig
+            The new configuration.
+        """
         return replace(self, **changes)
 
 
@@ -124,7 +167,17 @@ PGD_CONFIGS: dict[str, PGDConfig] = {
 
 
 class PGDExperiment(NamedTuple):
-    """A finished PGD experiment: its configuration, the logged trajectories, the wall time."""
+    """A finished PGD experiment: its configuration, the logged trajectories, the wall time.
+
+    Parameters
+    ----------
+    config : PGDConfig
+        The configuration that was run.
+    result : slrlib.training.pgd.PGDResult
+        The logged trajectories.
+    seconds : float
+        The wall time, compilation included.
+    """
 
     config: PGDConfig
     result: PGDResult
@@ -137,11 +190,15 @@ class PGDExperiment(NamedTuple):
 
 
 class Initialisation(NamedTuple):
-    r"""Where an experiment starts: the task directions and the initial pairs of every run.
+    """Where an experiment starts: the task directions and the initial pairs of every run.
 
-    For PGD, ``k_star, v_star`` have shape (d,) (one task for all runs) and ``k0, v0`` shape
-    (runs, d). For stochastic PGD every run has its own task: ``k_star, v_star`` of shape
-    (runs, d), or (runs, M, d) for several locations, and ``k0, v0`` of shape (runs, heads, d).
+    Parameters
+    ----------
+    k_star, v_star : jax.Array
+        The task directions. For PGD, shape (d,): one task for all runs. For stochastic PGD
+        every run has its own task: shape (runs, d), or (runs, M, d) for several locations.
+    k0, v0 : jax.Array
+        The initial pairs: shape (runs, d) for PGD, (runs, heads, d) for stochastic PGD.
     """
 
     k_star: jax.Array
@@ -153,10 +210,28 @@ class Initialisation(NamedTuple):
 def pgd_initialisation(config: PGDConfig | str, key: jax.Array | None = None) -> Initialisation:
     r"""The task directions and initial pairs that :func:`run_pgd_experiment` uses with ``key``.
 
-    ``key`` defaults to ``jax.random.key(config.seed)``. It is split in two: the first half
-    draws :math:`(k^\star, v^\star)` (:meth:`SLRTask.oracle_directions`), the second the
-    ``n_runs`` initial pairs, uniform on the sphere (:func:`slrlib.core.geometry.uniform_directions`)
-    or on the manifold :math:`\mathcal M` (:func:`slrlib.core.geometry.manifold_directions`).
+    ``key`` is split in two: the first half draws :math:`(k^\star, v^\star)`
+    (:meth:`SLRTask.oracle_directions`), the second the ``n_runs`` initial pairs, uniform on the
+    sphere (:func:`slrlib.core.geometry.uniform_directions`) or on the manifold :math:`\mathcal M`
+    (:func:`slrlib.core.geometry.manifold_directions`).
+
+    Parameters
+    ----------
+    config : PGDConfig or str
+        A configuration or a name of :data:`PGD_CONFIGS`.
+    key : jax.Array, optional
+        A JAX random key; default ``jax.random.key(config.seed)``.
+
+    Returns
+    -------
+    Initialisation
+        ``k_star, v_star`` of shape (d,), ``k0, v0`` of shape (runs, d).
+
+    Raises
+    ------
+    ValueError
+        If ``config`` is not a :class:`PGDConfig` or a name of :data:`PGD_CONFIGS`, or ``key`` is
+        not a JAX random key.
     """
     config = resolve_config(config)
     key = jax.random.key(config.seed) if key is None else check_key(key)
@@ -171,7 +246,23 @@ def pgd_initialisation(config: PGDConfig | str, key: jax.Array | None = None) ->
 
 
 def resolve_config(config: PGDConfig | str) -> PGDConfig:
-    """A :class:`PGDConfig`, given itself or its name in :data:`PGD_CONFIGS`."""
+    """A :class:`PGDConfig`, given itself or its name in :data:`PGD_CONFIGS`.
+
+    Parameters
+    ----------
+    config : PGDConfig or str
+        A configuration or a name of :data:`PGD_CONFIGS`.
+
+    Returns
+    -------
+    PGDConfig
+        The configuration.
+
+    Raises
+    ------
+    ValueError
+        If ``config`` is neither a :class:`PGDConfig` nor a name of :data:`PGD_CONFIGS`.
+    """
     if isinstance(config, str):
         if config not in PGD_CONFIGS:
             raise ValueError(f"config must be one of {sorted(PGD_CONFIGS)}, got {config!r}")
@@ -182,10 +273,28 @@ def resolve_config(config: PGDConfig | str) -> PGDConfig:
 
 
 def run_pgd_experiment(config: PGDConfig | str, key: jax.Array | None = None) -> PGDExperiment:
-    """Run a PGD configuration (a :class:`PGDConfig` or a name of :data:`PGD_CONFIGS`).
+    r"""Run a PGD configuration (a :class:`PGDConfig` or a name of :data:`PGD_CONFIGS`).
 
-    ``key`` defaults to ``jax.random.key(config.seed)``: it draws :math:`(k^\\star, v^\\star)`,
-    then the ``n_runs`` initialisations. The wall time includes compilation.
+    The key draws :math:`(k^\star, v^\star)`, then the ``n_runs`` initialisations
+    (:func:`pgd_initialisation`); every step uses exact gradients (:func:`slrlib.training.pgd.pgd`).
+
+    Parameters
+    ----------
+    config : PGDConfig or str
+        A configuration or a name of :data:`PGD_CONFIGS`.
+    key : jax.Array, optional
+        A JAX random key; default ``jax.random.key(config.seed)``.
+
+    Returns
+    -------
+    PGDExperiment
+        The configuration, the logged trajectories and the wall time (compilation included).
+
+    Raises
+    ------
+    ValueError
+        If ``config`` is not a :class:`PGDConfig` or a name of :data:`PGD_CONFIGS`, ``key`` is not a
+        JAX random key, or ``config.n_runs`` is not a positive integer.
     """
     config = resolve_config(config)
     key = jax.random.key(config.seed) if key is None else check_key(key)
@@ -199,15 +308,46 @@ def run_pgd_experiment(config: PGDConfig | str, key: jax.Array | None = None) ->
 
 
 def recovered(result: PGDResult, tol: float = 0.05) -> np.ndarray:
-    r"""Which runs end near :math:`\pm(k^\star, v^\star)`: :math:`|\kappa| > 1 - \text{tol}` and :math:`|\nu| > 1 - \text{tol}`."""
+    r"""Which runs end near :math:`\pm(k^\star, v^\star)`.
+
+    A run has recovered the oracle when, at the last logged step,
+    :math:`|\kappa| > 1 - \text{tol}` and :math:`|\nu| > 1 - \text{tol}`.
+
+    Parameters
+    ----------
+    result : slrlib.training.pgd.PGDResult
+        The logged trajectories.
+    tol : float
+        Tolerance (default 0.05).
+
+    Returns
+    -------
+    numpy.ndarray of bool
+        One entry per run.
+    """
     kappa = np.abs(np.asarray(result.kappa)[..., -1])
     nu = np.abs(np.asarray(result.nu)[..., -1])
     return (kappa > 1 - tol) & (nu > 1 - tol)
 
 
 def trajectory_runs(result: PGDResult, n: int = 2) -> list[int]:
-    """Runs whose :math:`(\\kappa, \\nu)` path a figure draws: the first recovering run and the
-    first failing one when both exist (so both outcomes are seen), completed by the next runs."""
+    r"""Runs whose :math:`(\kappa, \nu)` path a figure draws.
+
+    The first recovering run and the first failing one when both exist (so both outcomes are
+    seen, :func:`recovered`), completed by the next runs.
+
+    Parameters
+    ----------
+    result : slrlib.training.pgd.PGDResult
+        The logged trajectories.
+    n : int
+        Number of runs to pick (default 2).
+
+    Returns
+    -------
+    list of int
+        The picked runs, in increasing order.
+    """
     ok = recovered(result)
     picks: list[int] = []
     for want in (True, False):
@@ -225,7 +365,15 @@ def trajectory_runs(result: PGDResult, n: int = 2) -> list[int]:
 def pgd_table(exp: PGDExperiment) -> dict[str, np.ndarray]:
     """The plotted data as tidy columns: one row per (run, logged step).
 
-    Columns: ``run, step, lam, kappa, nu, theta, eta, rho, excess_risk, distance``.
+    Parameters
+    ----------
+    exp : PGDExperiment
+        A finished experiment.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        Columns ``run, step, lam, kappa, nu, theta, eta, rho, excess_risk, distance``.
     """
     r = exp.result
     n_runs, n_log = np.asarray(r.kappa).shape
@@ -245,7 +393,44 @@ def pgd_table(exp: PGDExperiment) -> dict[str, np.ndarray]:
 # ------------------------------------------------------------------ stochastic PGD
 @dataclass(frozen=True, kw_only=True)
 class SGDConfig:
-    """One stochastic-PGD experiment (:func:`slrlib.training.sgd.sgd`): task, predictor, optimiser, runs."""
+    r"""One stochastic-PGD experiment (:func:`slrlib.training.sgd.sgd`): task, predictor, optimiser, runs.
+
+    Built by keyword; frozen.
+
+    Parameters
+    ----------
+    name, title : str
+        Identification (``title`` heads the figure).
+    lam : float
+        Initial inverse temperature :math:`\lambda_0`.
+    decay : float
+        Decay of the schedule, :math:`\lambda_t = \lambda_0/(1 + \text{decay}\cdot\min(t, t_{\rm freeze}))`
+        (:func:`slrlib.training.sgd.lam_schedule`).
+    alpha : float
+        Step size :math:`\alpha`.
+    n_steps, log_every : int
+        Steps, and the logging period.
+    batch_size : int
+        Fresh samples per step (default 5).
+    test_size : int
+        Held-out samples per run (default 1000).
+    d, L : int
+        Dimension and sequence length (default 80 and 10).
+    M : int
+        Number of relevant tokens (default 1: single-location regression).
+    heads : int
+        Number of heads of the predictor (default 1).
+    gamma, eps : float
+        :math:`\gamma` and :math:`\varepsilon` of the task (default :math:`\sqrt{1/2}` and 0.1).
+    freeze_after : int or None
+        Step :math:`t_{\rm freeze}` after which :math:`\lambda_t` stops decreasing (default None: never).
+    n_runs : int
+        Number of runs (default 30).
+    seed : int
+        Seed of the default key, ``jax.random.key(seed)`` (default 0).
+    sampler : {"exact", "plain"}
+        How batch gradients are drawn (:func:`slrlib.training.sgd.sgd`; default ``"exact"``).
+    """
 
     name: str
     title: str
@@ -269,12 +454,16 @@ class SGDConfig:
 
     @property
     def final_lam(self) -> float:
-        r"""The inverse temperature at the last step, :math:`\lambda_T = \lambda_0/(1 + \text{decay}\cdot\min(T, t_{\rm freeze}))`."""
+        r"""The inverse temperature at the last step.
+
+        :math:`\lambda_T = \lambda_0/(1 + \text{decay}\cdot\min(T, t_{\rm freeze}))`.
+        """
         t_last = self.n_steps if self.freeze_after is None else min(self.n_steps, self.freeze_after)
         return self.lam / (1.0 + self.decay * t_last)
 
     @property
     def task(self) -> SLRTask | MultiLocationTask:
+        """The task: :class:`SLRTask` when ``M = 1``, else :class:`MultiLocationTask`."""
         if self.M == 1:
             return SLRTask(self.d, self.L, self.gamma, self.eps)
         return MultiLocationTask(self.d, self.L, self.M, self.gamma, self.eps)
@@ -285,7 +474,18 @@ class SGDConfig:
         return self.n_runs * self.n_steps
 
     def scaled(self, **changes: Any) -> "SGDConfig":
-        """A copy with some parameters changed."""
+        """A copy with some parameters changed.
+
+        Parameters
+        ----------
+        **changes
+            The fields to change and their new values.
+
+        Returns
+        -------
+        SGDConfig
+            The new configuration.
+        """
         return replace(self, **changes)
 
 
@@ -303,7 +503,17 @@ SGD_CONFIGS: dict[str, SGDConfig] = {
 
 
 class SGDExperiment(NamedTuple):
-    """A finished stochastic-PGD experiment: configuration, logged trajectories, wall time."""
+    """A finished stochastic-PGD experiment: configuration, logged trajectories, wall time.
+
+    Parameters
+    ----------
+    config : SGDConfig
+        The configuration that was run.
+    result : slrlib.training.sgd.SGDResult
+        The logged trajectories.
+    seconds : float
+        The wall time, compilation included.
+    """
 
     config: SGDConfig
     result: SGDResult
@@ -316,8 +526,11 @@ class SGDExperiment(NamedTuple):
 
     @property
     def population_excess_risk(self) -> np.ndarray:
-        r"""The exact :math:`\mathcal R_{\lambda_t}(k_t, v_t) - \varepsilon^2` (Proposition 15), one head
-        and one location only: the quantity the held-out risk estimates."""
+        r"""The exact :math:`\mathcal R_{\lambda_t}(k_t, v_t) - \varepsilon^2` (Proposition 15).
+
+        Shape (runs, logged steps). One head and one location only (the closed form of
+        Theorem 1): the quantity the held-out risk estimates. Raises ``ValueError`` otherwise.
+        """
         if self.config.M != 1 or self.config.heads != 1:
             raise ValueError("population_excess_risk needs M = 1 and heads = 1 (the closed form of Theorem 1)")
         r = self.result
@@ -343,14 +556,31 @@ def _task_directions(config: SGDConfig, star_key):
 
 
 def sgd_initialisation(config: SGDConfig | str, key: jax.Array | None = None) -> Initialisation:
-    r"""The task directions and initial pairs that :func:`run_sgd_experiment` uses with ``key``.
+    """The task directions and initial pairs that :func:`run_sgd_experiment` uses with ``key``.
 
-    ``key`` (default ``jax.random.key(config.seed)``) is split into an initialisation key and
-    a key for the batches; the initialisation key is split again, into one key per run for
-    its task directions (:meth:`SLRTask.oracle_directions`) and one for the ``runs × heads``
-    initial pairs, uniform on the sphere (:func:`slrlib.core.geometry.uniform_directions`).
-    ``k_star, v_star`` have shape (runs, d) for one location, (runs, M, d) for several;
-    ``k0, v0`` shape (runs, heads, d).
+    The key is split into an initialisation key and a key for the batches; the initialisation
+    key is split again, into one key per run for its task directions
+    (:meth:`SLRTask.oracle_directions`) and one for the ``runs × heads`` initial pairs, uniform on
+    the sphere (:func:`slrlib.core.geometry.uniform_directions`).
+
+    Parameters
+    ----------
+    config : SGDConfig or str
+        A configuration or a name of :data:`SGD_CONFIGS`.
+    key : jax.Array, optional
+        A JAX random key; default ``jax.random.key(config.seed)``.
+
+    Returns
+    -------
+    Initialisation
+        ``k_star, v_star`` of shape (runs, d) for one location, (runs, M, d) for several;
+        ``k0, v0`` of shape (runs, heads, d).
+
+    Raises
+    ------
+    ValueError
+        If ``config`` is not an :class:`SGDConfig` or a name of :data:`SGD_CONFIGS`, or ``key`` is
+        not a JAX random key.
     """
     config = _resolve_sgd_config(config)
     key = jax.random.key(config.seed) if key is None else check_key(key)
@@ -362,9 +592,28 @@ def sgd_initialisation(config: SGDConfig | str, key: jax.Array | None = None) ->
 
 
 def sgd_task_directions(config: SGDConfig | str, key: jax.Array | None = None) -> tuple[jax.Array, jax.Array]:
-    """Each run's task directions, as :func:`run_sgd_experiment` draws them with the same key
-    (default ``jax.random.key(config.seed)``): ``(K_star, V_star)`` of shape (runs, d) for one
-    location, (runs, M, d) for several. Cheap: no SGD step is taken, no start point drawn."""
+    """Each run's task directions, as :func:`run_sgd_experiment` draws them with the same key.
+
+    Cheap: no SGD step is taken, no start point drawn.
+
+    Parameters
+    ----------
+    config : SGDConfig or str
+        A configuration or a name of :data:`SGD_CONFIGS`.
+    key : jax.Array, optional
+        A JAX random key; default ``jax.random.key(config.seed)``.
+
+    Returns
+    -------
+    tuple of jax.Array
+        ``(K_star, V_star)``, of shape (runs, d) for one location, (runs, M, d) for several.
+
+    Raises
+    ------
+    ValueError
+        If ``config`` is not an :class:`SGDConfig` or a name of :data:`SGD_CONFIGS`, or ``key`` is
+        not a JAX random key.
+    """
     config = _resolve_sgd_config(config)
     key = jax.random.key(config.seed) if key is None else check_key(key)
     star_key = jax.random.split(jax.random.split(key)[0])[0]  # as in sgd_initialisation
@@ -374,8 +623,26 @@ def sgd_task_directions(config: SGDConfig | str, key: jax.Array | None = None) -
 def run_sgd_experiment(config: SGDConfig | str, key: jax.Array | None = None) -> SGDExperiment:
     """Run a stochastic-PGD configuration (an :class:`SGDConfig` or a name of :data:`SGD_CONFIGS`).
 
-    ``key`` defaults to ``jax.random.key(config.seed)``; it draws each run's task directions,
-    the initialisations, then the batches and held-out sets. The wall time includes compilation.
+    The key draws each run's task directions, the initialisations (:func:`sgd_initialisation`),
+    then the batches and held-out sets.
+
+    Parameters
+    ----------
+    config : SGDConfig or str
+        A configuration or a name of :data:`SGD_CONFIGS`.
+    key : jax.Array, optional
+        A JAX random key; default ``jax.random.key(config.seed)``.
+
+    Returns
+    -------
+    SGDExperiment
+        The configuration, the logged trajectories and the wall time (compilation included).
+
+    Raises
+    ------
+    ValueError
+        If ``config`` is not an :class:`SGDConfig` or a name of :data:`SGD_CONFIGS`, ``key`` is not a
+        JAX random key, or ``config.n_runs`` or ``config.heads`` is not a positive integer.
     """
     config = _resolve_sgd_config(config)
     key = jax.random.key(config.seed) if key is None else check_key(key)
@@ -394,8 +661,16 @@ def run_sgd_experiment(config: SGDConfig | str, key: jax.Array | None = None) ->
 def sgd_table(exp: SGDExperiment) -> dict[str, np.ndarray]:
     """The logged data as tidy columns: one row per (run, head, location, logged step).
 
-    Columns: ``run, head, location, step, lam, kappa, nu, theta, eta, rho, excess_risk``
-    (plus ``population_excess_risk`` for one head and one location).
+    Parameters
+    ----------
+    exp : SGDExperiment
+        A finished experiment.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        Columns ``run, head, location, step, lam, kappa, nu, theta, eta, rho, excess_risk``
+        (plus ``population_excess_risk`` for one head and one location).
     """
     r = exp.result
     kappa = np.asarray(r.kappa)

@@ -39,6 +39,12 @@ def match_heads(kappa_final: ArrayLike, *, rule: Literal["optimal", "greedy"] = 
     -------
     numpy.ndarray of int, shape (runs, M)
         ``perm[r, m]``: the head matched to location ``m`` in run ``r``.
+
+    Raises
+    ------
+    ValueError
+        If ``kappa_final`` is not a finite array of shape (runs, H, M), if ``rule`` is unknown, or
+        if ``H < M`` (``"optimal"``) or ``H != M`` (``"greedy"``).
     """
     kappa = np.abs(np.asarray(kappa_final, dtype=float))
     if kappa.ndim != 3:
@@ -82,6 +88,11 @@ def matched_overlaps(result: SGDResult, perm: ArrayLike | None = None) -> dict[s
         ``kappa``, ``nu``: :math:`\langle k_{h(m)}, k_m^\star\rangle`,
         :math:`\langle v_{h(m)}, v_m^\star\rangle`; with two locations also ``kappa_other``,
         ``nu_other``: the same head against the *other* location; ``perm``: the matching.
+
+    Raises
+    ------
+    ValueError
+        If ``result.kappa`` does not have shape (runs, H, M, logs) or ``perm`` shape (runs, M).
     """
     kappa = np.asarray(result.kappa)
     nu = np.asarray(result.nu)

@@ -39,7 +39,23 @@ TRANSFORMER_CONFIGS: dict[str, TransformerConfig] = {
 
 
 def resolve_transformer_config(config: TransformerConfig | str) -> TransformerConfig:
-    """A :class:`TransformerConfig`, given itself or its name in :data:`TRANSFORMER_CONFIGS`."""
+    """A :class:`TransformerConfig`, given itself or its name in :data:`TRANSFORMER_CONFIGS`.
+
+    Parameters
+    ----------
+    config : TransformerConfig or str
+        A configuration or a name of :data:`TRANSFORMER_CONFIGS`.
+
+    Returns
+    -------
+    TransformerConfig
+        The configuration.
+
+    Raises
+    ------
+    ValueError
+        If ``config`` is neither a :class:`TransformerConfig` nor a name of :data:`TRANSFORMER_CONFIGS`.
+    """
     if isinstance(config, str):
         if config not in TRANSFORMER_CONFIGS:
             raise ValueError(f"name must be one of {sorted(TRANSFORMER_CONFIGS)}, got {config!r}")
@@ -53,8 +69,29 @@ def resolve_transformer_config(config: TransformerConfig | str) -> TransformerCo
 
 def run_transformer_experiment(name_or_config: TransformerConfig | str, *, n_runs: int | None = None,
                                seed: int = 0) -> TransformerResult:
-    """Run a configuration (a :class:`TransformerConfig` or a name of :data:`TRANSFORMER_CONFIGS`)
-    with ``n_runs`` runs (default: the configuration's) from ``jax.random.key(seed)``."""
+    """Run a Transformer configuration from ``jax.random.key(seed)``.
+
+    Parameters
+    ----------
+    name_or_config : TransformerConfig or str
+        A configuration or a name of :data:`TRANSFORMER_CONFIGS`.
+    n_runs : int, optional
+        Number of runs; default: the configuration's.
+    seed : int
+        Non-negative seed of the key (default 0).
+
+    Returns
+    -------
+    slrlib.training.transformer.TransformerResult
+        The logged run (:func:`slrlib.training.transformer.train_transformer`).
+
+    Raises
+    ------
+    ValueError
+        If ``name_or_config`` is neither a :class:`TransformerConfig` nor a name of
+        :data:`TRANSFORMER_CONFIGS`, ``n_runs`` is not a positive integer, or ``seed`` is not a
+        non-negative integer.
+    """
     config = resolve_transformer_config(name_or_config)
     if n_runs is not None:
         config = config.replace(n_runs=check_positive_int(n_runs, "n_runs"))
@@ -64,11 +101,23 @@ def run_transformer_experiment(name_or_config: TransformerConfig | str, *, n_run
 
 
 def matched_alignments(result: TransformerResult) -> dict[str, np.ndarray]:
-    r"""Alignments reordered so that head :math:`h'` is the head matched to location :math:`h'`
-    (:func:`slrlib.experiments.match_heads` with ``rule="greedy"``, the authors' rule, on the last logged step): arrays (runs, logs, M, M) whose
-    ``[..., i, j]`` entry is the alignment of location i's head with location j (the diagonal
-    is the matched alignment). Keys: ``kappa``, ``kappa_u``, ``nu``, ``nu_gated``, and ``head``
-    (runs, M): which head serves each location."""
+    """Alignments reordered so that head :math:`h'` is the head matched to location :math:`h'`.
+
+    The matching is :func:`slrlib.experiments.match_heads` with ``rule="greedy"`` (the authors'
+    rule) on the last logged step.
+
+    Parameters
+    ----------
+    result : slrlib.training.transformer.TransformerResult
+        A finished Transformer experiment.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        ``kappa``, ``kappa_u``, ``nu``, ``nu_gated``: arrays (runs, logs, M, M) whose
+        ``[..., i, j]`` entry is the alignment of location i's head with location j (the diagonal
+        is the matched alignment); ``head`` (runs, M): which head serves each location.
+    """
     head = match_heads(result.kappa[:, -1], rule="greedy")  # head[i, j]: the head serving location j
     out = {"head": head}
     for name in ("kappa", "kappa_u", "nu", "nu_gated"):
@@ -80,8 +129,16 @@ def matched_alignments(result: TransformerResult) -> dict[str, np.ndarray]:
 def transformer_table(result: TransformerResult) -> dict[str, np.ndarray]:
     """The logged numbers as tidy columns, one row per (run, logged step, head).
 
-    Columns: ``run, step, head, excess_risk, ratio``, then per location m (1-based)
-    ``kappa_m, kappa_u_m, nu_m, nu_gated_m`` (unmatched: head as trained).
+    Parameters
+    ----------
+    result : slrlib.training.transformer.TransformerResult
+        A finished Transformer experiment.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        Columns ``run, step, head, excess_risk, ratio``, then per location m (1-based)
+        ``kappa_m, kappa_u_m, nu_m, nu_gated_m`` (unmatched: head as trained).
     """
     n_runs, n_logs, H, M = result.kappa.shape
     shape = (n_runs, n_logs, H)
@@ -99,9 +156,21 @@ def transformer_table(result: TransformerResult) -> dict[str, np.ndarray]:
 
 
 def matched_table(result: TransformerResult) -> dict[str, np.ndarray]:
-    """Tidy columns of the matched alignments (:func:`matched_alignments`), one row per
-    (run, logged step, location i): ``run, step, location, head, excess_risk``, then for each
-    location j (1-based) ``kappa_j, kappa_u_j, nu_j, nu_gated_j`` (location i's head with j)."""
+    """Tidy columns of the matched alignments (:func:`matched_alignments`).
+
+    One row per (run, logged step, location i).
+
+    Parameters
+    ----------
+    result : slrlib.training.transformer.TransformerResult
+        A finished Transformer experiment.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        Columns ``run, step, location, head, excess_risk``, then for each location j (1-based)
+        ``kappa_j, kappa_u_j, nu_j, nu_gated_j`` (location i's head with j).
+    """
     matched = matched_alignments(result)
     n_runs, n_logs, M, _ = matched["kappa"].shape
     shape = (n_runs, n_logs, M)

@@ -52,7 +52,23 @@ _REGISTRY: dict[str, "FigureSpec"] = {}
 
 @dataclass(frozen=True)
 class FigureSpec:
-    """A named figure: how to compute its numbers, draw it, and tabulate what it draws."""
+    """A named figure: how to compute its numbers, draw it, and tabulate what it draws.
+
+    Parameters
+    ----------
+    name : str
+        Registry name, unique (``python -m slrlib figure NAME``).
+    title : str
+        One-line description (``python -m slrlib figure --list``).
+    chapter : int
+        The chapter of the book that shows the figure.
+    compute : callable
+        ``compute()`` returns all the numbers of the figure.
+    plot : callable
+        ``plot(data)`` returns a matplotlib Figure from the numbers ``data = compute()``.
+    table : callable
+        ``table(data)`` returns the plotted numbers as named, equal-length columns (written as CSV).
+    """
 
     name: str
     title: str
@@ -63,7 +79,23 @@ class FigureSpec:
 
 
 def register(spec: FigureSpec) -> FigureSpec:
-    """Add a figure to the registry (names are unique)."""
+    """Add a figure to the registry (names are unique).
+
+    Parameters
+    ----------
+    spec : FigureSpec
+        The figure.
+
+    Returns
+    -------
+    FigureSpec
+        ``spec`` itself.
+
+    Raises
+    ------
+    ValueError
+        If another figure is already registered under ``spec.name``.
+    """
     if spec.name in _REGISTRY and _REGISTRY[spec.name] is not spec:
         raise ValueError(f"name {spec.name!r} is already registered")
     _REGISTRY[spec.name] = spec
@@ -80,13 +112,35 @@ def _load() -> None:
 
 
 def names() -> list[str]:
-    """The registered figure names, by chapter then name."""
+    """The registered figure names, by chapter then name.
+
+    Returns
+    -------
+    list of str
+        Every name, after importing the figure modules.
+    """
     _load()
     return sorted(_REGISTRY, key=lambda n: (_REGISTRY[n].chapter, n))
 
 
 def get(name: str) -> FigureSpec:
-    """The :class:`FigureSpec` called ``name``."""
+    """The :class:`FigureSpec` called ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A registered name (:func:`names`).
+
+    Returns
+    -------
+    FigureSpec
+        The figure.
+
+    Raises
+    ------
+    ValueError
+        If no figure is registered under ``name``.
+    """
     _load()
     if name not in _REGISTRY:
         raise ValueError(f"name must be one of {names()}, got {name!r}")
@@ -94,7 +148,20 @@ def get(name: str) -> FigureSpec:
 
 
 def write_csv(table: Mapping[str, np.ndarray], path: Path) -> None:
-    """Write equal-length columns as CSV with a header row (floats with 17 significant digits)."""
+    """Write equal-length columns as CSV with a header row (floats with 17 significant digits).
+
+    Parameters
+    ----------
+    table : mapping of str to array_like
+        The columns, by name (each raveled).
+    path : pathlib.Path
+        The file to write.
+
+    Raises
+    ------
+    ValueError
+        If the columns do not all have the same length.
+    """
     cols = {k: np.asarray(v).ravel() for k, v in table.items()}
     lengths = {k: v.size for k, v in cols.items()}
     if len(set(lengths.values())) > 1:
@@ -112,7 +179,25 @@ def write_csv(table: Mapping[str, np.ndarray], path: Path) -> None:
 def write_figure(name: str, out_dir: str | os.PathLike[str], *, dpi: int = 150) -> dict[str, Any]:
     """Compute, draw and write ``NAME.pdf``, ``NAME.png`` and ``NAME.csv`` into ``out_dir``.
 
-    Returns the paths written and the seconds spent computing and writing.
+    Parameters
+    ----------
+    name : str
+        A registered name (:func:`names`).
+    out_dir : str or os.PathLike
+        The output directory (created if missing).
+    dpi : int
+        Resolution of the PNG (default 150).
+
+    Returns
+    -------
+    dict
+        ``paths``: the paths written; ``compute_seconds``: the seconds spent computing;
+        ``total_seconds``: the seconds spent computing and writing.
+
+    Raises
+    ------
+    ValueError
+        If no figure is registered under ``name``.
     """
     spec = get(name)
     out = Path(out_dir)

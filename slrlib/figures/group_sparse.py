@@ -45,8 +45,17 @@ __all__ = [
 
 @dataclass(frozen=True, eq=False)
 class GroupSparseFigure:
-    """The numbers of figure ``group_sparse``: ``runs`` (name → run), ``downstream`` (D → result),
-    and the compute seconds of each part."""
+    """The numbers of figure ``group_sparse``.
+
+    Parameters
+    ----------
+    runs : dict of str to GroupSparseRun
+        The pre-training runs, by name.
+    downstream : dict of int to SampleEfficiency
+        The downstream comparisons, by number of groups D.
+    seconds : dict of str to float
+        The compute seconds of each part.
+    """
 
     runs: dict[str, GroupSparseRun]
     downstream: dict[int, SampleEfficiency]
@@ -55,7 +64,15 @@ class GroupSparseFigure:
 
 @cache
 def compute() -> GroupSparseFigure:
-    """Run the three pre-trainings, then the two downstream comparisons (deterministic)."""
+    """Run the three pre-trainings, then the two downstream comparisons (deterministic).
+
+    Cached: computed once per process.
+
+    Returns
+    -------
+    GroupSparseFigure
+        The runs, the downstream results and the seconds spent.
+    """
     runs, seconds = {}, {}
     for name, config in PRETRAIN_CONFIGS.items():
         runs[name] = train(config, jax.random.key(PRETRAIN_SEED))
@@ -72,8 +89,20 @@ def compute() -> GroupSparseFigure:
 
 
 def first_n_reaching(se: SampleEfficiency, level: float) -> dict[str, int | None]:
-    """Per method, the smallest ``n`` of ``se.ns`` whose mean test accuracy is at least ``level``
-    (``None`` if none)."""
+    """Per method, the smallest ``n`` of ``se.ns`` whose mean test accuracy is at least ``level``.
+
+    Parameters
+    ----------
+    se : SampleEfficiency
+        A downstream comparison.
+    level : float
+        The accuracy to reach.
+
+    Returns
+    -------
+    dict of str to int or None
+        For each method (``vec``, ``attention``, ``oracle``), that ``n``, or ``None`` if none.
+    """
     out = {}
     for method in ("vec", "attention", "oracle"):
         mean = se.mean_accuracy(method)
@@ -88,10 +117,18 @@ CURVES = ("train_loss", "test_acc", "cosine", "norm_ratio", "attention_jstar")
 def table(data: GroupSparseFigure) -> dict[str, np.ndarray]:
     """The plotted numbers in long format: ``panel``, ``series``, ``x``, ``y``, ``y_se``.
 
-    Panels: the five training curves (x = step; series = run name), ``attention_matrix``
-    (series ``key i``, x = query j, y = mean :math:`S_{ij}` of run ``sym``), and
-    ``downstream_D6`` / ``downstream_D16`` (x = n; series = method; y = mean test accuracy over
-    seeds, ``y_se`` its standard error; 0 for the other panels).
+    Parameters
+    ----------
+    data : GroupSparseFigure
+        The numbers (:func:`compute`).
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        Panels: the five training curves (x = step; series = run name), ``attention_matrix``
+        (series ``key i``, x = query j, y = mean :math:`S_{ij}` of run ``sym``), and
+        ``downstream_D6`` / ``downstream_D16`` (x = n; series = method; y = mean test accuracy over
+        seeds, ``y_se`` its standard error; 0 for the other panels).
     """
     panel, series, x, y, se = [], [], [], [], []
 

@@ -1,8 +1,9 @@
 r"""Figure ``nn1`` (chapter 13): in-context one-nearest-neighbour prediction (talk: Li et al., NeurIPS 2024).
 
-One run of :func:`slrlib.case_studies.token_selection.nn1.train` at :data:`slrlib.experiments.nn1.CONFIG` (seed :data:`slrlib.experiments.nn1.SEED`), and
-the final :math:`W` scored on shifted prompts (:func:`~slrlib.case_studies.token_selection.nn1.margin_curve`)
-at the margins :data:`slrlib.experiments.nn1.MARGIN_DELTAS`. ``compute`` is deterministic and cached per process.
+One run of :func:`slrlib.case_studies.token_selection.nn1.train` at :data:`slrlib.experiments.nn1.CONFIG`
+(seed :data:`slrlib.experiments.nn1.SEED`), and the final :math:`W` scored on shifted prompts
+(:func:`~slrlib.case_studies.token_selection.nn1.margin_curve`) at the margins
+:data:`slrlib.experiments.nn1.MARGIN_DELTAS`. ``compute`` is deterministic and cached per process.
 """
 
 from __future__ import annotations
@@ -23,7 +24,19 @@ __all__ = ["NN1FigureData", "nn1_data", "nn1_table"]
 
 
 class NN1FigureData(NamedTuple):
-    """The training run, the margin curve of its final W, R, and the seconds spent."""
+    """The numbers of figure ``nn1``: the training run, the margin curve of its final W, R, the seconds.
+
+    Parameters
+    ----------
+    result : slrlib.case_studies.token_selection.nn1.NN1Result
+        The training run.
+    margin : dict
+        The margin curve of the final W (:func:`slrlib.case_studies.token_selection.nn1.margin_curve`).
+    R : float
+        Label bound of the shifted prompts.
+    seconds : float
+        The seconds spent.
+    """
 
     result: nn1.NN1Result
     margin: dict
@@ -33,7 +46,15 @@ class NN1FigureData(NamedTuple):
 
 @cache
 def nn1_data() -> NN1FigureData:
-    """Train at :data:`slrlib.experiments.nn1.CONFIG` and score the final W on the shifted prompts (once per process)."""
+    """Train at :data:`slrlib.experiments.nn1.CONFIG` and score the final W on the shifted prompts.
+
+    Cached: computed once per process.
+
+    Returns
+    -------
+    NN1FigureData
+        The run, its margin curve, R and the seconds spent.
+    """
     start = time.perf_counter()
     result = nn1.train(CONFIG, jax.random.key(SEED))
     margin = nn1.margin_curve(result.W[-1], jax.random.key(MARGIN_SEED), MARGIN_DELTAS,
@@ -44,8 +65,16 @@ def nn1_data() -> NN1FigureData:
 def nn1_table(data: NN1FigureData) -> dict[str, np.ndarray]:
     """The plotted numbers in long form: columns ``panel``, ``series``, ``x``, ``y``.
 
-    Panels (a)–(d): ``x`` is the step; (e): series ``W_row_i``, ``x`` the column index, ``y`` the
-    entry of the final W; (f): ``x`` is the margin δ.
+    Parameters
+    ----------
+    data : NN1FigureData
+        The numbers (:func:`nn1_data`).
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        Panels (a)–(d): ``x`` is the step; (e): series ``W_row_i``, ``x`` the column index, ``y``
+        the entry of the final W; (f): ``x`` is the margin δ.
     """
     r, m = data.result, data.margin
     steps = np.asarray(r.steps, dtype=float)

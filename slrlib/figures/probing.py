@@ -21,24 +21,57 @@ __all__ = ["encoder", "fig1b_data", "fig2_data", "directions_table"]
 
 @cache
 def encoder() -> probing.Encoder:
-    """The book's encoder, loaded once per process."""
+    """The book's encoder, loaded once per process.
+
+    Returns
+    -------
+    slrlib.case_studies.probing.Encoder
+        :func:`slrlib.case_studies.probing.load_encoder` with its defaults.
+    """
     return probing.load_encoder()
 
 
 @cache
 def fig1b_data() -> probing.ProbingResult:
-    """Figure 1(b): a probe per layer fitted on the training set, scored on all five sets."""
+    """Figure 1(b): a probe per layer fitted on the training set, scored on all five sets.
+
+    Cached: computed once per process.
+
+    Returns
+    -------
+    slrlib.case_studies.probing.ProbingResult
+        The experiment (:func:`slrlib.case_studies.probing.run_probing`).
+    """
     return probing.run_probing(encoder())
 
 
 @cache
 def fig2_data() -> probing.EmbeddingDirections:
-    """Figure 2: the directions k_hat and v_hat in the input embedding space."""
+    """Figure 2: the directions k_hat and v_hat in the input embedding space.
+
+    Cached: computed once per process.
+
+    Returns
+    -------
+    slrlib.case_studies.probing.EmbeddingDirections
+        The directions (:func:`slrlib.case_studies.probing.embedding_directions`).
+    """
     return probing.embedding_directions(encoder())
 
 
 def directions_table(directions: probing.EmbeddingDirections) -> dict[str, np.ndarray]:
-    """Figure 2's points: columns ``word``, ``kind``, ``fitted``, ``k_coordinate``, ``v_coordinate``."""
+    """Figure 2's points, one row per word.
+
+    Parameters
+    ----------
+    directions : slrlib.case_studies.probing.EmbeddingDirections
+        The fitted directions.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        Columns ``word``, ``kind``, ``fitted``, ``k_coordinate``, ``v_coordinate``.
+    """
     coords = np.asarray(directions.coords)
     return {
         "word": np.array(directions.words),

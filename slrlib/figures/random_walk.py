@@ -30,7 +30,21 @@ __all__ = [
 
 @dataclass(frozen=True, eq=False)
 class RandomWalkExperiments:
-    """Every run of the section (see the module constants for the configurations)."""
+    r"""Every run of the section (see :mod:`slrlib.experiments.random_walk` for the configurations).
+
+    Parameters
+    ----------
+    half, drift, drift_large_eps : RandomWalkResult
+        Gradient descent at :math:`K = 20`, :math:`N = 101`: :math:`p = 1/2`; :math:`p = 0.8`;
+        :math:`p = 0.8` with :math:`\epsilon = 10` and step size 300.
+    ridge, ridge_small_step, ridge_ce : RandomWalkResult
+        The exact population at :math:`p = 1`, :math:`K = 5`, :math:`N = 21`, from zero: log loss;
+        a step size 100 times smaller; cross-entropy.
+    off_ridge : RandomWalkResult
+        The same at :math:`N = 22`, from zero.
+    random_log, random_ce : list of RandomWalkResult
+        Random initialisations at :math:`N = 21`, one run per seed: log loss; cross-entropy.
+    """
 
     half: RandomWalkResult
     drift: RandomWalkResult
@@ -45,7 +59,15 @@ class RandomWalkExperiments:
 
 @cache
 def compute() -> RandomWalkExperiments:
-    """All runs (three compilations): seed 0, and seeds :data:`slrlib.experiments.random_walk.SEEDS` for the random initialisations."""
+    """All runs (three compilations), once per process.
+
+    Seed 0, and seeds :data:`slrlib.experiments.random_walk.SEEDS` for the random initialisations.
+
+    Returns
+    -------
+    RandomWalkExperiments
+        Every run of the section.
+    """
     half, drift, drift_large_eps = train_many([HALF, DRIFT, DRIFT_LARGE_EPS], [0, 0, 0])
     n = len(SEEDS)
     ridge_runs = train_many(
@@ -70,9 +92,17 @@ def compute() -> RandomWalkExperiments:
 def random_walk_table(data: RandomWalkExperiments) -> dict[str, np.ndarray]:
     """The plotted curves, one row per iteration t = 0, ..., T (all runs have T = 200).
 
-    Panels (a), (b): accuracy, mean attention on the parent and cos(V, Π*ᵀ) of the three runs at
-    K = 20, N = 101; panel (c): accuracy of the exact runs at p = 1, and the mean over seeds of
-    the random initialisations (per-seed columns follow).
+    Parameters
+    ----------
+    data : RandomWalkExperiments
+        The runs (:func:`compute`).
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        Panels (a), (b): accuracy, mean attention on the parent and cos(V, Π*ᵀ) of the three runs
+        at K = 20, N = 101; panel (c): accuracy of the exact runs at p = 1, and the mean over seeds
+        of the random initialisations (per-seed columns follow).
     """
     cols = {"iteration": data.half.steps}
     for name in ("half", "drift", "drift_large_eps"):

@@ -22,13 +22,29 @@ SEED = 0
 
 @cache
 def fig8_data() -> TransformerResult:
-    """Figure 8: single head, single-location regression, the paper's 20 runs."""
+    """Figure 8: single head, single-location regression, the paper's 20 runs.
+
+    Cached: computed once per process.
+
+    Returns
+    -------
+    slrlib.training.transformer.TransformerResult
+        ``fig8`` of :data:`slrlib.experiments.transformer.TRANSFORMER_CONFIGS` from seed :data:`SEED`.
+    """
     return run_transformer_experiment("fig8", seed=SEED)
 
 
 @cache
 def fig10_data() -> TransformerResult:
-    """Figure 10: two heads, two-location regression, the paper's 10 runs."""
+    """Figure 10: two heads, two-location regression, the paper's 10 runs.
+
+    Cached: computed once per process.
+
+    Returns
+    -------
+    slrlib.training.transformer.TransformerResult
+        ``fig10`` of :data:`slrlib.experiments.transformer.TRANSFORMER_CONFIGS` from seed :data:`SEED`.
+    """
     return run_transformer_experiment("fig10", seed=SEED)
 
 

@@ -38,17 +38,30 @@ def _band(ax, x, runs, color, label, individual: bool):
 
 def plot_pgd_panels(exp: PGDExperiment, runs: Sequence[int] | None = None, *,
                     individual: bool | None = None) -> Figure:
-    """The four panels of a PGD figure of the paper.
+    r"""The four panels of a PGD figure of the paper.
 
-    1. excess risk :math:`\\mathcal R_{\\lambda_t}(k_t, v_t) - \\varepsilon^2`: median over runs and
+    1. excess risk :math:`\mathcal R_{\lambda_t}(k_t, v_t) - \varepsilon^2`: median over runs and
        95 % band (2.5 and 97.5 percentiles);
-    2. :math:`|\\kappa_t|` and :math:`|\\nu_t|`, same statistics;
-    3. the :math:`(\\kappa_t, \\nu_t)` paths of the runs ``runs`` (default: one recovering
-       and one failing run when there are both), darker with time;
-    4. the distance to :math:`\\mathcal M`, log scale (values below 1e-18 drawn at 1e-18).
+    2. :math:`|\kappa_t|` and :math:`|\nu_t|`, same statistics;
+    3. the :math:`(\kappa_t, \nu_t)` paths of the runs ``runs``, darker with time;
+    4. the distance to :math:`\mathcal M`, log scale (values below 1e-18 drawn at 1e-18,
+       :data:`DISTANCE_FLOOR`).
 
-    ``individual`` draws every run instead of median and band (default: when some runs
-    recover and others do not, as in Figure 7(b), where a median would hide both groups).
+    Parameters
+    ----------
+    exp : slrlib.experiments.descent.PGDExperiment
+        A finished PGD experiment.
+    runs : sequence of int, optional
+        The runs whose paths panel 3 draws (default: one recovering and one failing run when
+        there are both, :func:`slrlib.experiments.descent.trajectory_runs`).
+    individual : bool, optional
+        Draw every run instead of median and band (default: when some runs recover and others
+        do not, as in Figure 7(b), where a median would hide both groups).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The four panels, side by side.
     """
     r, cfg = exp.result, exp.config
     steps = np.asarray(r.steps)

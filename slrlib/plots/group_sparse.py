@@ -36,11 +36,24 @@ def _run_label(name, run):
 
 
 def plot_group_sparse(data: Any) -> Figure:
-    r"""Eight panels. Top: training loss, test accuracy (Bayes accuracy 1 dotted), :math:`\cos(v_1, v^\star)`,
-    norm ratio :math:`\|v_2\|/\|v\|`, one line per pre-training run. Bottom: attention on :math:`j^\star`
-    (:math:`S_{j^\star j}` averaged over queries and test samples; dotted, :math:`1 - e^{-D}` for scale only,
-    the theorem's constant being unknown), the mean attention matrix of run ``sym``, and the downstream
-    test accuracy against :math:`n` for :math:`D = 6` and :math:`D = 16` (mean over seeds, ±1 standard error).
+    r"""Figure ``group_sparse``: pre-training curves and downstream sample efficiency, eight panels.
+
+    Top: training loss, test accuracy (Bayes accuracy 1 dotted), :math:`\cos(v_1, v^\star)`, norm
+    ratio :math:`\|v_2\|/\|v\|`, one line per pre-training run. Bottom: attention on
+    :math:`j^\star` (:math:`S_{j^\star j}` averaged over queries and test samples; dotted,
+    :math:`1 - e^{-D}` for scale only, the theorem's constant being unknown), the mean attention
+    matrix of run ``sym``, and the downstream test accuracy against :math:`n` for :math:`D = 6`
+    and :math:`D = 16` (mean over seeds, ±1 standard error).
+
+    Parameters
+    ----------
+    data : slrlib.figures.group_sparse.GroupSparseFigure
+        The numbers (:func:`slrlib.figures.group_sparse.compute`).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The eight panels, in two rows.
     """
     fig = new_figure(figsize=(14.6, 6.6))
     axes = fig.subplots(2, 4)

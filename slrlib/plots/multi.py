@@ -39,11 +39,22 @@ def _location_panel(ax, steps, matched, other, name):
 def plot_fig9(exp: SGDExperiment) -> Figure:
     r"""The paper's Figure 9: stochastic PGD of the multi-head predictor (31) on the task (30).
 
-    (a) excess risk on the held-out set (test risk :math:`- \varepsilon^2`), median and 2.5–97.5 %
-    band over runs, with the null predictor's excess risk :math:`M\gamma^2` for reference;
-    (b) :math:`|\kappa|` of the head matched to each location (:func:`slrlib.experiments.match_heads`,
-    at the last step), median and band, and dashed the median alignment of the same head with
-    the other location; (c) the same for the values, :math:`|\nu|`.
+    Panels: (a) excess risk on the held-out set (test risk :math:`- \varepsilon^2`), median and
+    2.5–97.5 % band over runs, with the null predictor's excess risk :math:`M\gamma^2` for
+    reference; (b) :math:`|\kappa|` of the head matched to each location
+    (:func:`slrlib.experiments.match_heads`, at the last step), median and band, and dashed the
+    median alignment of the same head with the other location; (c) the same for the values,
+    :math:`|\nu|`.
+
+    Parameters
+    ----------
+    exp : slrlib.experiments.descent.SGDExperiment
+        A finished multi-head stochastic-PGD experiment (``fig9``).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The three panels, side by side.
     """
     r, cfg = exp.result, exp.config
     steps = np.asarray(r.steps)

@@ -20,18 +20,52 @@ __all__ = ["plot_nn1", "margin_bound"]
 
 
 def margin_bound(delta: ArrayLike, xi1: float, N: int, R: float) -> np.ndarray:
-    r"""The margin term of the shift bound for :math:`W = \operatorname{diag}(\xi_1 I_d, 0, -\infty)`:
-    :math:`\tfrac12 (f - y_{i^\star})^2 \le 2R^2(N-1)^2 e^{-\xi_1\delta}` (our constants; chapter 13)."""
+    r"""The margin term of the shift bound for :math:`W = \operatorname{diag}(\xi_1 I_d, 0, -\infty)`.
+
+    .. math::
+
+        \tfrac12 (f - y_{i^\star})^2 \le 2R^2(N-1)^2 e^{-\xi_1\delta}
+
+    (our constants; chapter 13).
+
+    Parameters
+    ----------
+    delta : array_like
+        Margins :math:`\delta`.
+    xi1 : float
+        :math:`\xi_1`.
+    N : int
+        Number of labelled points of a prompt.
+    R : float
+        Label bound, :math:`|y_i| \le R`.
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`2R^2(N-1)^2 e^{-\xi_1\delta}`, of the shape of ``delta``.
+    """
     return 2.0 * R**2 * (N - 1) ** 2 * np.exp(-xi1 * np.asarray(delta, dtype=float))
 
 
 def plot_nn1(data: Any) -> Figure:
-    r"""Six panels: (a) train and held-out loss against the step (log–log) with a
-    :math:`t^{-1/3}` guide; (b) :math:`\xi_1` and :math:`\xi_2`; (c) the distance to the talk's
-    form, :math:`\|W - P(W)\|_F / \|W\|_F`, and :math:`|c|`; (d) attention on the nearest
-    neighbour (mean mass, argmax fraction) and sign accuracy; (e) the final :math:`W`; (f) the
-    held-out loss on shifted prompts against the margin :math:`\delta`, with and without the
-    query's self-attention, and the margin term of the bound.
+    r"""Figure ``nn1``: in-context one-nearest-neighbour prediction, six panels.
+
+    Panels: (a) train and held-out loss against the step (log–log) with a :math:`t^{-1/3}`
+    guide; (b) :math:`\xi_1` and :math:`\xi_2`; (c) the distance to the talk's form,
+    :math:`\|W - P(W)\|_F / \|W\|_F`, and :math:`|c|`; (d) attention on the nearest neighbour
+    (mean mass, argmax fraction) and sign accuracy; (e) the final :math:`W`; (f) the held-out loss
+    on shifted prompts against the margin :math:`\delta`, with and without the query's
+    self-attention, and the margin term of the bound (:func:`margin_bound`).
+
+    Parameters
+    ----------
+    data : slrlib.figures.nn1.NN1FigureData
+        The numbers (:func:`slrlib.figures.nn1.nn1_data`).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The six panels, in two rows.
     """
     r, m, R = data.result, data.margin, data.R
     cfg = r.config

@@ -42,7 +42,18 @@ def _grouped_bars(ax, values, set_names, set_labels):
 
 
 def plot_fig1b(result: ProbingResult) -> Figure:
-    """Figure 1(b): accuracy of the probe of each layer, one bar per set, chance dashed."""
+    """Figure 1(b): accuracy of the probe of each layer, one bar per set, chance dashed.
+
+    Parameters
+    ----------
+    result : slrlib.case_studies.probing.ProbingResult
+        The probing experiment (:func:`slrlib.case_studies.probing.run_probing`).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The grouped bar chart.
+    """
     from slrlib.case_studies.probing import SET_LABELS
 
     fig = new_figure(figsize=(7.6, 4.0))
@@ -55,7 +66,18 @@ def plot_fig1b(result: ProbingResult) -> Figure:
 
 
 def plot_auc(result: ProbingResult) -> Figure:
-    """The same probes scored without their threshold: area under the ROC curve per layer and set."""
+    """The same probes scored without their threshold: area under the ROC curve per layer and set.
+
+    Parameters
+    ----------
+    result : slrlib.case_studies.probing.ProbingResult
+        The probing experiment (:func:`slrlib.case_studies.probing.run_probing`).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The grouped bar chart (0.5 dashed).
+    """
     from slrlib.case_studies.probing import SET_LABELS
 
     fig = new_figure(figsize=(7.6, 4.0))
@@ -72,6 +94,16 @@ def plot_fig2(directions: EmbeddingDirections) -> Figure:
 
     Filled markers: words used to fit the directions; hollow: held out (unseen adjectives,
     test animals and adverb). Dotted lines: the two midpoint thresholds.
+
+    Parameters
+    ----------
+    directions : slrlib.case_studies.probing.EmbeddingDirections
+        The fitted directions (:func:`slrlib.case_studies.probing.embedding_directions`).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The scatter plot, every word annotated.
     """
     fig = new_figure(figsize=(6.4, 4.6))
     ax = fig.add_subplot()

@@ -25,15 +25,25 @@ _RUNS = (  # attribute, label, colour
 
 
 def plot_random_walk(data: Any) -> Figure:
-    r"""Three panels.
+    r"""Figure ``random_walk``: random-walk prediction on a circle, three panels.
 
-    (a) test accuracy against the iteration at :math:`K = 20`, :math:`N = 101`, with the Bayes
-    accuracies :math:`\max(p, 1-p)` dotted and :math:`p^3 = 0.512` dashed (the accuracy of a
+    Panels: (a) test accuracy against the iteration at :math:`K = 20`, :math:`N = 101`, with the
+    Bayes accuracies :math:`\max(p, 1-p)` dotted and :math:`p^3 = 0.512` dashed (the accuracy of a
     read-out from position :math:`N-3`); (b) mean attention on the direct parent (solid), on
     :math:`N-3` for the drifting run at :math:`\epsilon = 1` (dotted) and
     :math:`\cos(V, \Pi^{\star\top})` (dashed) for the same runs; (c) :math:`p = 1`, :math:`K = 5`,
     :math:`N = 21`, exact population: zero initialisation (log loss and cross-entropy, both at
     :math:`1/K`), the mean accuracy over random initialisations, and :math:`N = 22` from zero.
+
+    Parameters
+    ----------
+    data : slrlib.figures.random_walk.RandomWalkExperiments
+        Every run of the section (:func:`slrlib.figures.random_walk.compute`).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The three panels, side by side.
     """
     fig = new_figure(figsize=(13.5, 3.8))
     axes = fig.subplots(1, 3)

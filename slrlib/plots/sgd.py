@@ -35,14 +35,29 @@ PGD_COLOR = COLORS["bound"]
 
 
 def as_pgd_experiment(exp: SGDExperiment) -> PGDExperiment:
-    r"""A one-head, one-location :class:`~slrlib.experiments.SGDExperiment` seen as a
-    :class:`~slrlib.experiments.PGDExperiment`, so that the PGD figure code draws it unchanged.
+    r"""An :class:`~slrlib.experiments.SGDExperiment` seen as a :class:`~slrlib.experiments.PGDExperiment`.
 
-    The overlaps lose their head and location axes, ``risk`` is the held-out risk (so
-    ``excess_risk`` is the paper's curve, held-out risk minus :math:`\varepsilon^2`), ``distance`` is
-    :math:`\sqrt{\theta^2 + \eta^2 + \rho^2}`, ``k, v`` the final directions. The configuration is
-    the :class:`~slrlib.experiments.SGDConfig` itself: the figure reads only its ``title, d, L,
-    n_runs, alpha`` and ``task``, which it has.
+    One head and one location only, so that the PGD figure code draws it unchanged. The
+    overlaps lose their head and location axes, ``risk`` is the held-out risk (so
+    ``excess_risk`` is the paper's curve, held-out risk minus :math:`\varepsilon^2`),
+    ``distance`` is :math:`\sqrt{\theta^2 + \eta^2 + \rho^2}`, ``k, v`` the final directions.
+    The configuration is the :class:`~slrlib.experiments.SGDConfig` itself: the figure reads
+    only its ``title, d, L, n_runs, alpha`` and ``task``, which it has.
+
+    Parameters
+    ----------
+    exp : slrlib.experiments.descent.SGDExperiment
+        A finished stochastic-PGD experiment with one head and one location.
+
+    Returns
+    -------
+    slrlib.experiments.descent.PGDExperiment
+        The same runs, as a PGD experiment.
+
+    Raises
+    ------
+    ValueError
+        If ``exp`` has more than one head or more than one location.
     """
     cfg, r = exp.config, exp.result
     if cfg.heads != 1 or cfg.M != 1:
@@ -58,10 +73,29 @@ def as_pgd_experiment(exp: SGDExperiment) -> PGDExperiment:
 
 
 def plot_sgd_panels(exp: SGDExperiment, runs: Sequence[int] | None = None) -> Figure:
-    r"""Figure 5: the four panels of :func:`~slrlib.plots.dynamics.plot_pgd_panels` for a stochastic
-    experiment (excess risk on the held-out set, :math:`|\kappa|` and :math:`|\nu|`, three
+    r"""Figure 5: the four panels of :func:`~slrlib.plots.dynamics.plot_pgd_panels` for a stochastic experiment.
+
+    Excess risk on the held-out set, :math:`|\kappa|` and :math:`|\nu|`, three
     :math:`(\kappa,\nu)` paths, distance to :math:`\mathcal M` on a log scale limited to
-    :data:`SGD_DISTANCE_RANGE`)."""
+    :data:`SGD_DISTANCE_RANGE`.
+
+    Parameters
+    ----------
+    exp : slrlib.experiments.descent.SGDExperiment
+        A finished stochastic-PGD experiment with one head and one location.
+    runs : sequence of int, optional
+        The runs whose paths the third panel draws (default: the first three).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The four panels, side by side.
+
+    Raises
+    ------
+    ValueError
+        If ``exp`` has more than one head or more than one location (:func:`as_pgd_experiment`).
+    """
     view = as_pgd_experiment(exp)
     if runs is None:
         runs = list(range(min(3, view.result.kappa.shape[0])))

@@ -29,8 +29,20 @@ def new_figure(layout: str | None = "constrained", **kwargs: Any) -> Figure:
     """A figure to return from a plot function: created by ``pyplot``, then closed.
 
     Closing it detaches it from pyplot, so a notebook shows it once (as the cell's value)
-    rather than twice. Slider frames pass ``layout=None``: constrained layout costs an
-    extra draw per frame.
+    rather than twice.
+
+    Parameters
+    ----------
+    layout : str or None
+        Matplotlib layout engine (default ``"constrained"``). Slider frames pass ``layout=None``:
+        constrained layout costs an extra draw per frame.
+    **kwargs
+        Further keyword arguments of ``pyplot.figure`` (e.g. ``figsize``).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The new, empty figure.
     """
     import matplotlib.pyplot as plt
 
@@ -40,7 +52,21 @@ def new_figure(layout: str | None = "constrained", **kwargs: Any) -> Figure:
 
 
 def median_band(ax: Axes, x: ArrayLike, runs: ArrayLike, color: str, label: str, alpha: float = 0.25) -> None:
-    """Median over runs (axis 0) as a line, with the 2.5–97.5 % band shaded."""
+    """Median over runs (axis 0) as a line, with the 2.5–97.5 % band shaded.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        The axes to draw on.
+    x : array_like, shape (n,)
+        Abscissae.
+    runs : array_like, shape (runs, n)
+        One curve per run.
+    color, label : str
+        Colour of the line and band; legend label of the line.
+    alpha : float
+        Opacity of the band (default 0.25).
+    """
     import numpy as np
 
     lo, med, hi = np.percentile(np.asarray(runs), [2.5, 50, 97.5], axis=0)
@@ -49,7 +75,15 @@ def median_band(ax: Axes, x: ArrayLike, runs: ArrayLike, color: str, label: str,
 
 
 def step_axes(axes: Iterable[Axes], *, xlabel: str = "step $t$") -> None:
-    """Format axes whose x-axis counts training steps: label, light grid, scientific ticks."""
+    """Format axes whose x-axis counts training steps: label, light grid, scientific ticks.
+
+    Parameters
+    ----------
+    axes : iterable of matplotlib.axes.Axes
+        The axes to format.
+    xlabel : str
+        Label of the x-axis (default ``"step $t$"``).
+    """
     for ax in axes:
         ax.set_xlabel(xlabel)
         ax.grid(alpha=0.3)

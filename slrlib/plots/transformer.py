@@ -47,10 +47,23 @@ def _finish(fig, axes, res: TransformerResult, title: str):
 
 
 def plot_fig8(res: TransformerResult) -> Figure:
-    r"""Figure 8: (a) excess test risk; (b) :math:`|\langle\hat k, k^\star\rangle|` and
-    :math:`|\langle\hat v, v^\star\rangle|` (linearised :math:`\hat v`; dashed: gated :math:`\hat v`, median);
-    (c) :math:`s_1/s_2` of :math:`W_Q^\top W_K` (log scale). Step 0 has :math:`W_K = 0`, so
-    :math:`\hat k` and :math:`s_1/s_2` start at the first logged step."""
+    r"""Figure 8: a single-head Transformer layer on single-location regression, three panels.
+
+    Panels: (a) excess test risk; (b) :math:`|\langle\hat k, k^\star\rangle|` and
+    :math:`|\langle\hat v, v^\star\rangle|` (linearised :math:`\hat v`; dashed: gated :math:`\hat v`,
+    median); (c) :math:`s_1/s_2` of :math:`W_Q^\top W_K` (log scale). Step 0 has :math:`W_K = 0`,
+    so :math:`\hat k` and :math:`s_1/s_2` start at the first logged step.
+
+    Parameters
+    ----------
+    res : slrlib.training.transformer.TransformerResult
+        A finished single-head experiment (``fig8``).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The three panels, side by side.
+    """
     steps = np.asarray(res.steps)
     fig = new_figure(figsize=(15.0, 3.8))
     axes = fig.subplots(1, 3)
@@ -86,12 +99,25 @@ def _each_run(ax, x, runs, color, label):
 
 
 def plot_fig10(res: TransformerResult) -> Figure:
-    r"""Figure 10: (a) excess test risk; (b) :math:`|\langle\hat k_h, k_m^\star\rangle|` and (c)
+    r"""Figure 10: a two-head Transformer layer on two-location regression, three panels.
+
+    Panels: (a) excess test risk; (b) :math:`|\langle\hat k_h, k_m^\star\rangle|` and (c)
     :math:`|\langle\hat v_h, v_m^\star\rangle|` after matching heads to locations
-    (:func:`~slrlib.experiments.transformer.matched_alignments`). Every run is drawn (thin lines) with the
-    median over runs (thick), because runs can end in different states: solid, the head matched
-    to location m with :math:`k_m^\star` (resp. :math:`v_m^\star`); dashed, the same head with the other
-    locations (median only)."""
+    (:func:`~slrlib.experiments.transformer.matched_alignments`). Every run is drawn (thin lines)
+    with the median over runs (thick), because runs can end in different states: solid, the head
+    matched to location m with :math:`k_m^\star` (resp. :math:`v_m^\star`); dashed, the same head
+    with the other locations (median only).
+
+    Parameters
+    ----------
+    res : slrlib.training.transformer.TransformerResult
+        A finished multi-head experiment (``fig10``).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The three panels, side by side.
+    """
     steps = np.asarray(res.steps)
     matched = matched_alignments(res)
     M = matched["kappa"].shape[-1]

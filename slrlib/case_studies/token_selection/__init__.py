@@ -1,4 +1,6 @@
-"""Token selection in other tasks: three case studies (chapter 13; the talk on token selection, Li et al., NeurIPS 2024).
+"""Token selection in other tasks: three case studies.
+
+Chapter 13; the talk on token selection, Li et al., NeurIPS 2024.
 
 Each case trains a one-layer softmax-attention model by gradient descent and shows the
 attention learning to select the one token, or group of tokens, that decides the output,

@@ -158,7 +158,25 @@ def _check_labels(y, n: int, name: str = "y"):
 
 # ------------------------------------------------------------------------- data
 def random_unit(key: jax.Array, d: int) -> jax.Array:
-    """A uniform draw on the unit sphere of :math:`\\mathbb R^d` (a normalised Gaussian)."""
+    r"""A uniform draw on the unit sphere of :math:`\mathbb R^d` (a normalised Gaussian).
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX random key.
+    d : int
+        Dimension.
+
+    Returns
+    -------
+    jax.Array, shape (d,)
+        A unit vector.
+
+    Raises
+    ------
+    ValueError
+        If ``key`` is not a JAX random key or ``d`` is not a positive integer.
+    """
     key = check_key(key)
     d = check_positive_int(d, "d")
     z = jax.random.normal(key, (d,))
@@ -180,12 +198,38 @@ def _sample(key, v_star, sigma_x, *, n, d, D, j_star):
 
 def sample(key: jax.Array, n: int, d: int, D: int, j_star: int, v_star: ArrayLike,
            sigma_x: float = 1.0) -> tuple[jax.Array, jax.Array]:
-    r"""``n`` draws of the group-sparse task: ``X`` (n, d, D) and ``y`` (n,) in :math:`\{-1, +1\}`.
+    r"""``n`` draws of the group-sparse task.
 
     Column ``X[k, :, j]`` is group :math:`x_j \sim \mathcal N(0, \sigma_x^2 I_d)` (all independent),
-    and :math:`y = \operatorname{sign}\langle x_{j^\star}, v^\star\rangle` (``j_star`` 0-based;
-    :math:`+1` on the null event of a zero inner product). ``v_star``: unit vector of
-    :math:`\mathbb R^d`. The same key gives the same sample.
+    and :math:`y = \operatorname{sign}\langle x_{j^\star}, v^\star\rangle` (:math:`+1` on the null
+    event of a zero inner product). The same key gives the same sample.
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX random key.
+    n, d : int
+        Samples, and dimension of a group.
+    D : int
+        Number of groups, ``>= 2``.
+    j_star : int
+        The label-relevant group, 0-based, in ``[0, D)``.
+    v_star : array_like, shape (d,)
+        Unit vector of :math:`\mathbb R^d`.
+    sigma_x : float
+        Standard deviation :math:`\sigma_x > 0` of the groups (default 1).
+
+    Returns
+    -------
+    X : jax.Array, shape (n, d, D)
+        The groups.
+    y : jax.Array, shape (n,)
+        The labels, in :math:`\{-1, +1\}`.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of its range, or ``v_star`` is not a finite unit vector of shape (d,).
     """
     key = check_key(key)
     n = check_positive_int(n, "n")
@@ -198,7 +242,23 @@ def sample(key: jax.Array, n: int, d: int, D: int, j_star: int, v_star: ArrayLik
 
 
 def embed(X: ArrayLike) -> jax.Array:
-    r"""The input matrix :math:`H = [X; I_D]`: ``X`` (..., d, D) → ``H`` (..., d + D, D)."""
+    """The input matrix :math:`H = [X; I_D]`.
+
+    Parameters
+    ----------
+    X : array_like, shape (..., d, D)
+        Groups as columns.
+
+    Returns
+    -------
+    jax.Array, shape (..., d + D, D)
+        :math:`H`.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not a finite real array with at least two axes.
+    """
     X = as_float_array(X, "X")
     if jnp.ndim(X) < 2:
         raise ValueError(f"X must have shape (..., d, D), got shape {jnp.shape(X)}")
@@ -209,16 +269,39 @@ def embed(X: ArrayLike) -> jax.Array:
 
 
 def bayes_accuracy() -> float:
-    """The Bayes accuracy of the task: 1, the label being a function of :math:`x_{j^\\star}`."""
+    r"""The Bayes accuracy of the task: 1, the label being a function of :math:`x_{j^\star}`.
+
+    Returns
+    -------
+    float
+        1.0.
+    """
     return 1.0
 
 
 # ------------------------------------------------------------------------- model (the definition)
 def attention(H: ArrayLike, W: ArrayLike) -> jax.Array:
-    r"""The attention matrix :math:`S = \operatorname{softmax}_{\text{keys}}(H^\top W H)`, (..., D, D).
+    r"""The attention matrix :math:`S = \operatorname{softmax}_{\text{keys}}(H^\top W H)`.
 
     ``S[..., i, j]`` is the weight of key :math:`i` for query :math:`j`: column :math:`j` is
     :math:`\operatorname{softmax}(H^\top W h_j)` and sums to 1.
+
+    Parameters
+    ----------
+    H : array_like, shape (..., d + D, D)
+        Input matrices (:func:`embed`).
+    W : array_like, shape (d + D, d + D)
+        The attention matrix.
+
+    Returns
+    -------
+    jax.Array, shape (..., D, D)
+        :math:`S`.
+
+    Raises
+    ------
+    ValueError
+        If ``H`` or ``W`` is not finite or of the wrong shape.
     """
     H = _check_H(H)
     W = _check_W(W, jnp.shape(H)[-2])
@@ -231,8 +314,28 @@ def _attention(H, W):
 
 
 def features(H: ArrayLike, W: ArrayLike) -> jax.Array:
-    r""":math:`H S \mathbf 1 = \sum_j H\operatorname{softmax}(H^\top W h_j)` (..., d + D): the model is
-    :math:`f = v^\top H S\mathbf 1`, linear in :math:`v` with these features (fine-tuning fits them)."""
+    r"""The features :math:`H S \mathbf 1 = \sum_j H\operatorname{softmax}(H^\top W h_j)`.
+
+    The model is :math:`f = v^\top H S\mathbf 1`, linear in :math:`v` with these features
+    (fine-tuning fits them).
+
+    Parameters
+    ----------
+    H : array_like, shape (..., d + D, D)
+        Input matrices (:func:`embed`).
+    W : array_like, shape (d + D, d + D)
+        The attention matrix.
+
+    Returns
+    -------
+    jax.Array, shape (..., d + D)
+        :math:`H S \mathbf 1`.
+
+    Raises
+    ------
+    ValueError
+        If ``H`` or ``W`` is not finite or of the wrong shape.
+    """
     H = _check_H(H)
     W = _check_W(W, jnp.shape(H)[-2])
     return _features(H, W)
@@ -244,9 +347,29 @@ def _features(H, W):
 
 
 def model(H: ArrayLike, v: ArrayLike, W: ArrayLike) -> jax.Array:
-    r"""The one-layer transformer :math:`f(H, v, W) = \sum_{j=1}^D v^\top H\operatorname{softmax}(H^\top W h_j)`
-    (talk, Zhang, Meng & Cao 2025). ``H`` (..., d + D, D), ``v`` (d + D,), ``W`` (d + D, d + D);
-    returns (...,)."""
+    r"""The one-layer transformer :math:`f(H, v, W) = \sum_{j=1}^D v^\top H\operatorname{softmax}(H^\top W h_j)`.
+
+    The model of the talk (Zhang, Meng & Cao 2025).
+
+    Parameters
+    ----------
+    H : array_like, shape (..., d + D, D)
+        Input matrices (:func:`embed`).
+    v : array_like, shape (d + D,)
+        The value vector.
+    W : array_like, shape (d + D, d + D)
+        The attention matrix.
+
+    Returns
+    -------
+    jax.Array, shape (...,)
+        :math:`f(H, v, W)`.
+
+    Raises
+    ------
+    ValueError
+        If an argument is not finite or of the wrong shape.
+    """
     H = _check_H(H)
     p = jnp.shape(H)[-2]
     v = _check_v(v, p)
@@ -255,7 +378,29 @@ def model(H: ArrayLike, v: ArrayLike, W: ArrayLike) -> jax.Array:
 
 
 def logistic_loss(v: ArrayLike, W: ArrayLike, H: ArrayLike, y: ArrayLike) -> jax.Array:
-    r"""The empirical logistic loss :math:`\frac1n\sum_k \log(1 + e^{-y_k f(H_k, v, W)})`; ``H`` (n, d + D, D)."""
+    r"""The empirical logistic loss :math:`\frac1n\sum_k \log(1 + e^{-y_k f(H_k, v, W)})`.
+
+    Parameters
+    ----------
+    v : array_like, shape (d + D,)
+        The value vector.
+    W : array_like, shape (d + D, d + D)
+        The attention matrix.
+    H : array_like, shape (n, d + D, D)
+        Input matrices (:func:`embed`).
+    y : array_like, shape (n,)
+        Labels in :math:`\{-1, +1\}`.
+
+    Returns
+    -------
+    jax.Array
+        The loss, a scalar.
+
+    Raises
+    ------
+    ValueError
+        If an argument is not finite or of the wrong shape, or ``y`` holds other values than ±1.
+    """
     H = _check_H(H)
     if jnp.ndim(H) != 3:
         raise ValueError(f"H must have shape (n, d + D, D), got shape {jnp.shape(H)}")
@@ -296,15 +441,38 @@ def _loss_x(params, X, y, d, symmetrize):
 class GroupSparseConfig:
     r"""One pre-training run: the task, the training set, and gradient descent.
 
-    ``n`` training samples (fixed), groups of dimension ``d``, ``D`` groups, label-relevant
-    group ``j_star`` (0-based), ``sigma_x``; step ``eta``, ``n_steps`` full-batch steps, metrics
-    every ``log_every`` steps on ``n_test`` fresh samples; ``symmetrize``: train on the
-    sign-symmetrised loss (module docstring).
-
     Gradient descent is stable along the bias-like direction :math:`v_2 \propto \mathbf 1` only for
     :math:`\eta \lesssim 8/D` (at :math:`v = W = 0` the loss Hessian in :math:`v` has top eigenvalue
     :math:`\approx D/4`, from :math:`H S\mathbf 1 = [\sum_j x_j; \mathbf 1_D]`): the talk's
     :math:`\eta = \Theta(1)` hides this constant.
+
+    Parameters
+    ----------
+    n : int
+        Training samples (fixed; default 500).
+    d : int
+        Dimension of a group (default 4).
+    D : int
+        Number of groups, ``>= 2`` (default 6).
+    j_star : int
+        Label-relevant group, 0-based (default 1).
+    sigma_x : float
+        Standard deviation of the groups (default 1).
+    eta : float
+        Step size (default 1).
+    n_steps : int
+        Full-batch steps (default 1000); a multiple of ``log_every``.
+    log_every : int
+        Metrics every ``log_every`` steps (default 10).
+    n_test : int
+        Fresh samples on which the metrics are computed (default 2500).
+    symmetrize : bool
+        Train on the sign-symmetrised loss (module docstring; default False).
+
+    Raises
+    ------
+    ValueError
+        If a field is out of its range, or ``n_steps`` is not a multiple of ``log_every``.
     """
 
     n: int = 500
@@ -340,20 +508,41 @@ class GroupSparseConfig:
 
 @dataclass(frozen=True, eq=False)
 class GroupSparseRun:
-    r"""A finished run of :func:`train`. Curves have one entry per logged step ``steps``.
+    r"""A finished run of :func:`train`.
 
-    * ``train_loss``: the training objective (sign-symmetrised if ``config.symmetrize``);
-    * ``test_acc``: accuracy of :math:`\operatorname{sign} f` on the ``n_test`` fresh samples
-      (a tie :math:`f = 0`, as at :math:`v = 0`, counts one half);
-    * ``cosine``: :math:`\cos(v_1, v^\star)` (0 while :math:`v_1 = 0`);
-    * ``norm_ratio``: :math:`\|v_2\|/\|v\|` (0 while :math:`v = 0`), the talk's "norm ratio";
-    * ``attention_jstar``: :math:`S_{j^\star j}` averaged over the queries :math:`j` and the test samples;
-    * ``cross_norm``: :math:`\|W_{12}\|_F + \|W_{21}\|_F`, the blocks mixing content and position.
+    Curves have one entry per logged step ``steps``.
 
-    Final state: ``v``, ``W``, ``attention_matrix`` (D, D), the test-sample mean of :math:`S`;
-    ``attention_min``: :math:`\min_j` of its row :math:`j^\star`; ``attention_min_sample``: the
-    smallest :math:`S_{j^\star j}` over queries and test samples. ``v_star``; ``seconds``
-    (compilation included).
+    Parameters
+    ----------
+    config : GroupSparseConfig
+        The configuration.
+    v_star : numpy.ndarray, shape (d,)
+        The task's direction.
+    steps : numpy.ndarray
+        The logged steps.
+    train_loss : numpy.ndarray
+        The training objective (sign-symmetrised if ``config.symmetrize``).
+    test_acc : numpy.ndarray
+        Accuracy of :math:`\operatorname{sign} f` on the ``n_test`` fresh samples (a tie
+        :math:`f = 0`, as at :math:`v = 0`, counts one half).
+    cosine : numpy.ndarray
+        :math:`\cos(v_1, v^\star)` (0 while :math:`v_1 = 0`).
+    norm_ratio : numpy.ndarray
+        :math:`\|v_2\|/\|v\|` (0 while :math:`v = 0`), the talk's "norm ratio".
+    attention_jstar : numpy.ndarray
+        :math:`S_{j^\star j}` averaged over the queries :math:`j` and the test samples.
+    cross_norm : numpy.ndarray
+        :math:`\|W_{12}\|_F + \|W_{21}\|_F`, the blocks mixing content and position.
+    v, W : numpy.ndarray
+        Final state.
+    attention_matrix : numpy.ndarray, shape (D, D)
+        The test-sample mean of :math:`S`, final state.
+    attention_min : float
+        :math:`\min_j` of its row :math:`j^\star`.
+    attention_min_sample : float
+        The smallest :math:`S_{j^\star j}` over queries and test samples.
+    seconds : float
+        Wall time, compilation included.
     """
 
     config: GroupSparseConfig
@@ -425,11 +614,29 @@ def _metrics(vs, Ws, X, y, X_test, y_test, v_star, sym_weight, *, d, j_star):
 def train(config: GroupSparseConfig, key: jax.Array) -> GroupSparseRun:
     r"""Pre-train the model by full-batch gradient descent from :math:`v_0 = 0, W_0 = 0`.
 
-    ``key`` gives :math:`v^\star` (uniform on the sphere), the ``n`` training samples and the
-    ``n_test`` test samples. :math:`v \leftarrow v - \eta\nabla_v\hat L`,
-    :math:`W \leftarrow W - \eta\nabla_W\hat L` for ``config.n_steps`` steps, with :math:`\hat L` the
-    empirical logistic loss (sign-symmetrised if ``config.symmetrize``). Raises
-    ``FloatingPointError`` if the iterates stop being finite (``eta`` too large).
+    :math:`v \leftarrow v - \eta\nabla_v\hat L`, :math:`W \leftarrow W - \eta\nabla_W\hat L` for
+    ``config.n_steps`` steps, with :math:`\hat L` the empirical logistic loss (sign-symmetrised if
+    ``config.symmetrize``).
+
+    Parameters
+    ----------
+    config : GroupSparseConfig
+        The run's configuration.
+    key : jax.Array
+        Gives :math:`v^\star` (uniform on the sphere), the ``n`` training samples and the
+        ``n_test`` test samples.
+
+    Returns
+    -------
+    GroupSparseRun
+        The logged curves and the final state.
+
+    Raises
+    ------
+    ValueError
+        If ``config`` is not a :class:`GroupSparseConfig` or ``key`` is not a JAX random key.
+    FloatingPointError
+        If the iterates stop being finite (``eta`` too large).
     """
     if not isinstance(config, GroupSparseConfig):
         raise ValueError(f"config must be a GroupSparseConfig, got {type(config).__name__}")
@@ -466,15 +673,30 @@ def train(config: GroupSparseConfig, key: jax.Array) -> GroupSparseRun:
 # ------------------------------------------------------------------------- downstream
 @dataclass(frozen=True, eq=False)
 class SampleEfficiency:
-    r"""Test accuracy against the training-set size ``ns`` of three logistic regressions on a
-    downstream task (same :math:`j^\star`, a fresh :math:`\tilde v^\star` per seed):
+    r"""Test accuracy against the training-set size of three logistic regressions on a downstream task.
 
-    * ``acc_vec`` (len(ns), n_seeds): on :math:`\operatorname{vec}(X) \in \mathbb R^{dD}`;
-    * ``acc_attention``: on the features :math:`H S\mathbf 1 \in \mathbb R^{d+D}` of the pre-trained,
-      frozen :math:`W` (fine-tuning :math:`v` only);
-    * ``acc_oracle``: on :math:`x_{j^\star} \in \mathbb R^d` (the group known in advance).
+    The downstream task has the same :math:`j^\star` and a fresh :math:`\tilde v^\star` per seed
+    (:func:`sample_efficiency`).
 
-    ``C``: scikit-learn's inverse L2 penalty (the same for all three); ``n_test`` test samples per seed.
+    Parameters
+    ----------
+    ns : numpy.ndarray
+        The training-set sizes.
+    d, D, j_star : int
+        The task.
+    C : float
+        scikit-learn's inverse L2 penalty (the same for all three).
+    n_test : int
+        Test samples per seed.
+    acc_vec : numpy.ndarray, shape (len(ns), n_seeds)
+        Accuracies on :math:`\operatorname{vec}(X) \in \mathbb R^{dD}`.
+    acc_attention : numpy.ndarray, shape (len(ns), n_seeds)
+        On the features :math:`H S\mathbf 1 \in \mathbb R^{d+D}` of the pre-trained, frozen
+        :math:`W` (fine-tuning :math:`v` only).
+    acc_oracle : numpy.ndarray, shape (len(ns), n_seeds)
+        On :math:`x_{j^\star} \in \mathbb R^d` (the group known in advance).
+    seconds : float
+        Wall time.
     """
 
     ns: np.ndarray
@@ -489,11 +711,26 @@ class SampleEfficiency:
     seconds: float
 
     def mean_accuracy(self, method: str) -> np.ndarray:
-        """Mean over seeds of ``acc_<method>`` (``method`` in vec, attention, oracle), (len(ns),).
+        """Mean over seeds of ``acc_<method>``.
 
         Computed from the integer counts of correct test predictions, so the result does not
         depend on the order of a floating-point sum (these means are multiples of
         ``1/(n_seeds n_test)`` and can sit exactly on a rounding boundary).
+
+        Parameters
+        ----------
+        method : {"vec", "attention", "oracle"}
+            The representation.
+
+        Returns
+        -------
+        numpy.ndarray, shape (len(ns),)
+            The mean accuracies.
+
+        Raises
+        ------
+        ValueError
+            If ``method`` is not one of the three.
         """
         if method not in ("vec", "attention", "oracle"):
             raise ValueError(f"method must be one of 'vec', 'attention', 'oracle', got {method!r}")
@@ -525,16 +762,51 @@ def sample_efficiency(W: ArrayLike, d: int, D: int, j_star: int, ns: Sequence[in
     For each seed: a new :math:`\tilde v^\star` (uniform on the sphere, independent of pre-training;
     the talk's downstream theorem keeps only :math:`j^\star`), one sample of ``max(ns)`` training
     and ``n_test`` test points; for each ``n`` in ``ns`` the first ``n`` training points fit three
-    scikit-learn ``LogisticRegression(C=C, solver="liblinear", fit_intercept=False)`` (the task has no
-    intercept; liblinear is the fastest solver at these sizes; all three minimise
-    :math:`\tfrac12\|w\|^2 + C\sum_k \log(1 + e^{-y_k w^\top F_k})`): on :math:`\operatorname{vec}(X)`,
-    on :math:`H S\mathbf 1` with ``W`` frozen (:func:`features`), and on :math:`x_{j^\star}` alone.
+    scikit-learn ``LogisticRegression(C=C, solver="liblinear", fit_intercept=False)`` (the task has
+    no intercept; liblinear is the fastest solver at these sizes; all three minimise
+    :math:`\tfrac12\|w\|^2 + C\sum_k \log(1 + e^{-y_k w^\top F_k})`): on
+    :math:`\operatorname{vec}(X)`, on :math:`H S\mathbf 1` with ``W`` frozen (:func:`features`), and
+    on :math:`x_{j^\star}` alone.
+
+    Parameters
+    ----------
+    W : array_like, shape (d + D, d + D)
+        The pre-trained attention matrix, frozen.
+    d, D, j_star : int
+        The task (``j_star`` 0-based).
+    ns : sequence of int
+        Training-set sizes, positive.
+    key : jax.Array
+        A JAX random key.
+    n_seeds : int
+        Repetitions (default 10).
+    n_test : int
+        Test samples per seed (default 2500).
+    C : float
+        scikit-learn's inverse L2 penalty, ``> 0`` (default 1e4).
+    sigma_x : float
+        Standard deviation of the groups (default 1).
+
+    Returns
+    -------
+    SampleEfficiency
+        The accuracies of the three regressions.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of its range, or ``ns`` is not a non-empty 1-d sequence of positive
+        integers.
+
+    Notes
+    -----
     The default ``C = 1e4`` is nearly unregularised: the fitted direction is then close to the
     maximum-margin one (on separable training sets), which does not depend on the scale of each
-    representation (:math:`H S\mathbf 1` is about :math:`D` times larger than :math:`x_{j^\star}`), so the
-    three are compared on an equal footing. The solver runs to ``tol = 1e-10``: nearly unregularised
-    problems are flat near their optimum, and a loosely converged fit would depend on round-off.
-    The talk fine-tunes by online SGD with a margin condition; this is the batch analogue.
+    representation (:math:`H S\mathbf 1` is about :math:`D` times larger than :math:`x_{j^\star}`),
+    so the three are compared on an equal footing. The solver runs to ``tol = 1e-10``: nearly
+    unregularised problems are flat near their optimum, and a loosely converged fit would depend
+    on round-off. The talk fine-tunes by online SGD with a margin condition; this is the batch
+    analogue.
     """
     d = check_positive_int(d, "d")
     D = _check_D(D)

@@ -152,8 +152,27 @@ def _check_states(states, K: int, N: int | None = None):
 
 
 def transition_matrix(K: int, p: float) -> jax.Array:
-    r"""The transition matrix :math:`\Pi^\star` of the walk: :math:`\Pi^\star[s, s+1] = p`,
-    :math:`\Pi^\star[s, s-1] = 1 - p` (indices mod :math:`K`; talk, Shi & Cao)."""
+    r"""The transition matrix :math:`\Pi^\star` of the walk (talk, Shi & Cao).
+
+    :math:`\Pi^\star[s, s+1] = p`, :math:`\Pi^\star[s, s-1] = 1 - p` (indices mod :math:`K`).
+
+    Parameters
+    ----------
+    K : int
+        Number of nodes, ``>= 3``.
+    p : float
+        Probability of a clockwise step, in ``[0, 1]``.
+
+    Returns
+    -------
+    jax.Array, shape (K, K)
+        :math:`\Pi^\star`.
+
+    Raises
+    ------
+    ValueError
+        If ``K`` or ``p`` is out of its range.
+    """
     K, p = _check_K(K), _check_p(p)
     return _transition(K, p)
 
@@ -169,6 +188,21 @@ def bayes_accuracy(p: float) -> float:
 
     By the Markov property :math:`s_N \mid s_{1:N-1}` is :math:`s_{N-1} + 1` with probability
     :math:`p`, else :math:`s_{N-1} - 1`; the best guess is right with probability :math:`\max(p, 1-p)`.
+
+    Parameters
+    ----------
+    p : float
+        Probability of a clockwise step, in ``[0, 1]``.
+
+    Returns
+    -------
+    float
+        :math:`\max(p, 1-p)`.
+
+    Raises
+    ------
+    ValueError
+        If ``p`` is not in ``[0, 1]``.
     """
     p = _check_p(p)
     return max(p, 1.0 - p)
@@ -189,11 +223,33 @@ def _sample(key, n: int, K: int, N: int, p):
 
 
 def sample(key: jax.Array, n: int, K: int, N: int, p: float) -> jax.Array:
-    r"""``n`` walks of length ``N`` on the circle of ``K`` nodes: integer states, shape ``(n, N)``.
+    r"""``n`` walks of length ``N`` on the circle of ``K`` nodes.
 
     :math:`s_1` uniform on :math:`\{0, \dots, K-1\}`; :math:`s_{i+1} = s_i + 1 \bmod K` with
-    probability ``p``, else :math:`s_i - 1 \bmod K` (talk, Shi & Cao). The last column is the
-    label :math:`y = s_N`.
+    probability ``p``, else :math:`s_i - 1 \bmod K` (talk, Shi & Cao).
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX random key.
+    n : int
+        Number of walks.
+    K : int
+        Number of nodes, ``>= 3``.
+    N : int
+        Length of a walk, ``>= 2``.
+    p : float
+        Probability of a clockwise step, in ``[0, 1]``.
+
+    Returns
+    -------
+    jax.Array of int, shape (n, N)
+        The states; the last column is the label :math:`y = s_N`.
+
+    Raises
+    ------
+    ValueError
+        If ``key`` is not a JAX random key or another argument is out of its range.
     """
     key = check_key(key)
     n = check_positive_int(n, "n")
@@ -202,8 +258,29 @@ def sample(key: jax.Array, n: int, K: int, N: int, p: float) -> jax.Array:
 
 
 def deterministic_walks(K: int, N: int, p: float) -> jax.Array:
-    r"""The whole population for :math:`p \in \{0, 1\}`: the ``K`` walks, one per start
-    :math:`s_1 = 0, \dots, K-1` (each of probability :math:`1/K`), shape ``(K, N)``."""
+    r"""The whole population for :math:`p \in \{0, 1\}`: the ``K`` walks.
+
+    One walk per start :math:`s_1 = 0, \dots, K-1`, each of probability :math:`1/K`.
+
+    Parameters
+    ----------
+    K : int
+        Number of nodes, ``>= 3``.
+    N : int
+        Length of a walk, ``>= 2``.
+    p : {0, 1}
+        Probability of a clockwise step.
+
+    Returns
+    -------
+    jax.Array of int, shape (K, N)
+        The states.
+
+    Raises
+    ------
+    ValueError
+        If ``K`` or ``N`` is out of its range, or ``p`` is neither 0 nor 1.
+    """
     K, N, p = _check_K(K), _check_N(N), _check_p(p)
     if p not in (0.0, 1.0):
         raise ValueError(f"p must be 0 or 1 for a deterministic walk, got {p!r}")
@@ -212,11 +289,32 @@ def deterministic_walks(K: int, N: int, p: float) -> jax.Array:
 
 
 def embed(states: ArrayLike, K: int) -> tuple[jax.Array, jax.Array, jax.Array]:
-    r"""The input matrices :math:`H` (shape ``(n, K + N, N)``), :math:`X` (``(n, K, N)``) and labels.
+    r"""The input matrices :math:`H` and :math:`X`, and the labels.
 
     :math:`H = [x_1 \cdots x_{N-1}\ 0;\ p_1 \cdots p_N]` with :math:`x_i = e_{s_i} \in \mathbb R^K`
     and :math:`p_i = e_i \in \mathbb R^N` (so :math:`M = N`); :math:`X` is the top block.
-    Returns ``(H, X, y)`` with ``y = states[:, -1]``.
+
+    Parameters
+    ----------
+    states : array_like of int, shape (n, N)
+        Walks (:func:`sample`), states in ``[0, K)``, ``N >= 2``.
+    K : int
+        Number of nodes, ``>= 3``.
+
+    Returns
+    -------
+    H : jax.Array, shape (n, K + N, N)
+        The input matrices.
+    X : jax.Array, shape (n, K, N)
+        Their top blocks.
+    y : jax.Array, shape (n,)
+        The labels, ``states[:, -1]``.
+
+    Raises
+    ------
+    ValueError
+        If ``K`` is out of its range or ``states`` is not an integer array of shape (n, N) with
+        values in ``[0, K)``.
     """
     K = _check_K(K)
     return _embed(_check_states(states, K), K)
@@ -244,8 +342,27 @@ def _check_params(V, W, K: int, N: int):
 
 
 def attention(H: ArrayLike, W: ArrayLike) -> jax.Array:
-    r"""The attention :math:`\operatorname{softmax}(H^\top W h_N)` over the ``N`` columns, shape ``(n, N)``
-    (literal transcription, :math:`h_N` the last column of :math:`H`)."""
+    r"""The attention :math:`\operatorname{softmax}(H^\top W h_N)` over the ``N`` columns.
+
+    A literal transcription, :math:`h_N` the last column of :math:`H`.
+
+    Parameters
+    ----------
+    H : array_like, shape (n, D, N)
+        Input matrices (:func:`embed`).
+    W : array_like, shape (D, D)
+        The attention matrix.
+
+    Returns
+    -------
+    jax.Array, shape (n, N)
+        The attention weights.
+
+    Raises
+    ------
+    ValueError
+        If ``H`` or ``W`` is not a real array of these shapes.
+    """
     H, W = as_float_array(H, "H"), as_float_array(W, "W")
     if H.ndim != 3 or W.shape != (H.shape[1], H.shape[1]):
         raise ValueError(f"H must have shape (n, D, N) and W shape (D, D), got {H.shape} and {W.shape}")
@@ -259,8 +376,29 @@ def _attention(H, W):
 
 
 def model(H: ArrayLike, V: ArrayLike, W: ArrayLike) -> jax.Array:
-    r""":math:`f(H, V, W) = V X \operatorname{softmax}(H^\top W h_N)`, shape ``(n, K)``, from the
-    full input matrices (literal transcription of the talk's model; :math:`X` = first ``K`` rows of ``H``)."""
+    r""":math:`f(H, V, W) = V X \operatorname{softmax}(H^\top W h_N)`, from the full input matrices.
+
+    A literal transcription of the talk's model; :math:`X` = first ``K`` rows of ``H``.
+
+    Parameters
+    ----------
+    H : array_like, shape (n, K + N, N)
+        Input matrices (:func:`embed`).
+    V : array_like, shape (K, K)
+        The value matrix.
+    W : array_like, shape (K + N, K + N)
+        The attention matrix.
+
+    Returns
+    -------
+    jax.Array, shape (n, K)
+        :math:`f(H, V, W)`.
+
+    Raises
+    ------
+    ValueError
+        If an argument is not a real array of its shape.
+    """
     V = as_float_array(V, "V")
     H = as_float_array(H, "H")
     K = V.shape[0]
@@ -297,8 +435,29 @@ _forward_jit = jax.jit(_forward, static_argnames="K")
 
 
 def attention_from_states(states: ArrayLike, W: ArrayLike, K: int) -> jax.Array:
-    r"""The attention of :func:`attention` computed from the states: score
-    :math:`w_x[s_i] + w_p[i]` at position :math:`i < N`, :math:`w_p[N]` at :math:`N`."""
+    """The attention of :func:`attention` computed from the states.
+
+    Score :math:`w_x[s_i] + w_p[i]` at position :math:`i < N`, :math:`w_p[N]` at :math:`N`.
+
+    Parameters
+    ----------
+    states : array_like of int, shape (n, N)
+        Walks (:func:`sample`).
+    W : array_like, shape (K + N, K + N)
+        The attention matrix.
+    K : int
+        Number of nodes, ``>= 3``.
+
+    Returns
+    -------
+    jax.Array, shape (n, N)
+        The attention weights.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of its range or of the wrong shape.
+    """
     K = _check_K(K)
     states = _check_states(states, K)
     N = states.shape[1]
@@ -308,7 +467,29 @@ def attention_from_states(states: ArrayLike, W: ArrayLike, K: int) -> jax.Array:
 
 
 def model_from_states(states: ArrayLike, V: ArrayLike, W: ArrayLike, K: int) -> jax.Array:
-    """:func:`model` computed from the states (the fast path used in training), shape ``(n, K)``."""
+    """:func:`model` computed from the states (the fast path used in training).
+
+    Parameters
+    ----------
+    states : array_like of int, shape (n, N)
+        Walks (:func:`sample`).
+    V : array_like, shape (K, K)
+        The value matrix.
+    W : array_like, shape (K + N, K + N)
+        The attention matrix.
+    K : int
+        Number of nodes, ``>= 3``.
+
+    Returns
+    -------
+    jax.Array, shape (n, K)
+        :math:`f(H, V, W)`.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of its range, not finite or of the wrong shape.
+    """
     K = _check_K(K)
     states = _check_states(states, K)
     V, W = _check_params(V, W, K, states.shape[1])
@@ -316,12 +497,28 @@ def model_from_states(states: ArrayLike, V: ArrayLike, W: ArrayLike, K: int) -> 
 
 
 def predict(f: ArrayLike, rtol: float = 1e-12) -> jax.Array:
-    r"""The talk's prediction :math:`\operatorname{Pred}(f) = \min\{j : f_j = \max_i f_i\}`, shape ``(n,)``.
+    r"""The talk's prediction :math:`\operatorname{Pred}(f) = \min\{j : f_j = \max_i f_i\}`.
 
     Entries within ``rtol * max(1, |max f|)`` of the maximum count as maxima: an exact tie in
     exact arithmetic (the zero-initialisation result, where :math:`f \propto \mathbf 1`) may
     come out of float64 with a last-bit difference, which must not decide the prediction.
-    ``rtol = 0`` is the literal rule.
+
+    Parameters
+    ----------
+    f : array_like, shape (n, K)
+        Model outputs.
+    rtol : float
+        Relative tolerance, ``>= 0`` (default 1e-12); ``rtol = 0`` is the literal rule.
+
+    Returns
+    -------
+    jax.Array of int, shape (n,)
+        The predicted states.
+
+    Raises
+    ------
+    ValueError
+        If ``f`` is not a real array or ``rtol`` is negative.
     """
     f = as_float_array(f, "f")
     rtol = check_real_scalar(rtol, "rtol", minimum=0.0)
@@ -337,11 +534,31 @@ def _predict(f, rtol):
 
 def loss_values(f: ArrayLike, y: ArrayLike, loss: Literal["log", "cross_entropy", "square"] = "log",
                 eps: float = 1.0) -> jax.Array:
-    r"""Per-sample loss of the output ``f`` (``(n, K)``) against labels ``y`` (``(n,)``).
+    r"""Per-sample loss of the output ``f`` against labels ``y``.
 
-    ``"log"``: :math:`-\log(f_y + \epsilon)` (the talk's log loss with :math:`\epsilon`; NaN if
-    :math:`f_y \le -\epsilon`, which :func:`train` reports as an error); ``"cross_entropy"``:
-    :math:`-\log \operatorname{softmax}(f)_y`; ``"square"``: :math:`\tfrac12\|f - e_y\|^2`.
+    Parameters
+    ----------
+    f : array_like, shape (n, K)
+        Model outputs.
+    y : array_like of int, shape (n,)
+        Labels.
+    loss : {"log", "cross_entropy", "square"}
+        ``"log"`` (default): :math:`-\log(f_y + \epsilon)` (the talk's log loss with
+        :math:`\epsilon`; NaN if :math:`f_y \le -\epsilon`, which :func:`train` reports as an error);
+        ``"cross_entropy"``: :math:`-\log \operatorname{softmax}(f)_y`; ``"square"``:
+        :math:`\tfrac12\|f - e_y\|^2`.
+    eps : float
+        :math:`\epsilon > 0` of the log loss (default 1).
+
+    Returns
+    -------
+    jax.Array, shape (n,)
+        The losses.
+
+    Raises
+    ------
+    ValueError
+        If ``loss`` is not one of :data:`LOSSES` or ``eps`` is not positive.
     """
     if loss not in LOSSES:
         raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
@@ -351,10 +568,36 @@ def loss_values(f: ArrayLike, y: ArrayLike, loss: Literal["log", "cross_entropy"
 
 def empirical_loss(states: ArrayLike, V: ArrayLike, W: ArrayLike, K: int,
                    loss: Literal["log", "cross_entropy", "square"] = "log", eps: float = 1.0) -> jax.Array:
-    r"""The mean loss over the walks ``states`` (``(n, N)``, labels in the last column):
-    :math:`\frac1n \sum_m \ell(f(H_m, V, W), y_m)`, the objective :func:`train` descends
-    (exactly the population loss when ``states`` is :func:`deterministic_walks`).
-    Differentiable in ``V`` and ``W``."""
+    r"""The mean loss over the walks ``states``: :math:`\frac1n \sum_m \ell(f(H_m, V, W), y_m)`.
+
+    The objective :func:`train` descends (exactly the population loss when ``states`` is
+    :func:`deterministic_walks`). Differentiable in ``V`` and ``W``.
+
+    Parameters
+    ----------
+    states : array_like of int, shape (n, N)
+        Walks, labels in the last column.
+    V : array_like, shape (K, K)
+        The value matrix.
+    W : array_like, shape (K + N, K + N)
+        The attention matrix.
+    K : int
+        Number of nodes, ``>= 3``.
+    loss : {"log", "cross_entropy", "square"}
+        The loss :math:`\ell` (:func:`loss_values`; default ``"log"``).
+    eps : float
+        :math:`\epsilon > 0` of the log loss (default 1).
+
+    Returns
+    -------
+    jax.Array
+        The mean loss, a scalar.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of its range, not finite or of the wrong shape.
+    """
     K = _check_K(K)
     states = _check_states(states, K)
     V, W = _check_params(V, W, K, states.shape[1])
@@ -376,8 +619,27 @@ def _loss(f, y, loss: str, eps):
 
 
 def value_cosine(V: ArrayLike, K: int, p: float) -> jax.Array:
-    r"""Frobenius cosine :math:`\langle V, \Pi^{\star\top}\rangle_F / (\|V\|_F \|\Pi^{\star\top}\|_F)`
-    (0 when :math:`V = 0`); works on a stack ``(..., K, K)``."""
+    r"""Frobenius cosine :math:`\langle V, \Pi^{\star\top}\rangle_F / (\|V\|_F \|\Pi^{\star\top}\|_F)`.
+
+    Parameters
+    ----------
+    V : array_like, shape (..., K, K)
+        Value matrices (a stack works).
+    K : int
+        Number of nodes, ``>= 3``.
+    p : float
+        Probability of a clockwise step, in ``[0, 1]``.
+
+    Returns
+    -------
+    jax.Array, shape (...)
+        The cosines (0 when :math:`V = 0`).
+
+    Raises
+    ------
+    ValueError
+        If ``K`` or ``p`` is out of its range or ``V`` is not a real array of shape (..., K, K).
+    """
     K, p = _check_K(K), _check_p(p)
     V = as_float_array(V, "V")
     if V.ndim < 2 or V.shape[-2:] != (K, K):
@@ -386,8 +648,35 @@ def value_cosine(V: ArrayLike, K: int, p: float) -> jax.Array:
 
 
 def exact_accuracy(V: ArrayLike, W: ArrayLike, K: int, N: int, p: float, rtol: float = 1e-12) -> Fraction:
-    r"""Exact population accuracy for :math:`p \in \{0, 1\}`: the fraction of the ``K`` equally
-    likely walks whose prediction is right, as a :class:`fractions.Fraction`."""
+    r"""Exact population accuracy for :math:`p \in \{0, 1\}`.
+
+    The fraction of the ``K`` equally likely walks (:func:`deterministic_walks`) whose prediction
+    (:func:`predict`) is right.
+
+    Parameters
+    ----------
+    V : array_like, shape (K, K)
+        The value matrix.
+    W : array_like, shape (K + N, K + N)
+        The attention matrix.
+    K, N : int
+        Number of nodes and length of a walk.
+    p : {0, 1}
+        Probability of a clockwise step.
+    rtol : float
+        Tolerance of :func:`predict` (default 1e-12).
+
+    Returns
+    -------
+    fractions.Fraction
+        The accuracy, exactly.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of its range, not finite or of the wrong shape, or ``p`` is
+        neither 0 nor 1.
+    """
     states = deterministic_walks(K, N, p)
     V, W = _check_params(V, W, K, N)
     f = _forward_jit(states, V, W, K)[0]
@@ -402,15 +691,39 @@ def exact_accuracy(V: ArrayLike, W: ArrayLike, K: int, N: int, p: float, rtol: f
 class RandomWalkConfig:
     r"""One training run: the walk (``K``, ``N``, ``p``), the loss, plain gradient descent.
 
-    ``lr`` is the step size :math:`\eta`; ``steps`` the number :math:`T` of updates; ``batch``
-    the fresh walks per step when :math:`0 < p < 1` (ignored for :math:`p \in \{0, 1\}`, where
-    the exact population of ``K`` walks is used); with ``rotations`` (default) they are
-    ``batch / K`` sampled walks, each with its ``K`` rotations, so ``batch`` must then be a
-    multiple of ``K``; ``n_test`` the fixed test walks on which
-    accuracy and attention are recorded (for :math:`p \in \{0, 1\}` the population itself);
-    ``init_scale`` the standard deviation of a Gaussian initialisation of every entry of
-    :math:`V` and :math:`W` (0: the talk's zero initialisation); ``eps`` the :math:`\epsilon`
-    of the log loss.
+    Parameters
+    ----------
+    K, N : int
+        Number of nodes (``>= 3``; default 20) and length of a walk (``>= 2``; default 101).
+    p : float
+        Probability of a clockwise step, in ``[0, 1]`` (default 0.5).
+    steps : int
+        The number :math:`T` of updates (default 100).
+    lr : float
+        The step size :math:`\eta` (default 1).
+    loss : {"log", "cross_entropy", "square"}
+        The loss (:func:`loss_values`; default ``"log"``).
+    eps : float
+        The :math:`\epsilon` of the log loss (default 1).
+    batch : int
+        The fresh walks per step when :math:`0 < p < 1` (ignored for :math:`p \in \{0, 1\}`, where
+        the exact population of ``K`` walks is used); with ``rotations`` they are ``batch / K``
+        sampled walks, each with its ``K`` rotations, so ``batch`` must then be a multiple of ``K``
+        (default 1000).
+    n_test : int
+        The fixed test walks on which accuracy and attention are recorded (for
+        :math:`p \in \{0, 1\}` the population itself; default 10 000).
+    init_scale : float
+        The standard deviation of a Gaussian initialisation of every entry of :math:`V` and
+        :math:`W` (default 0: the talk's zero initialisation).
+    rotations : bool
+        Complete each sampled walk with its ``K`` rotations (default True).
+
+    Raises
+    ------
+    ValueError
+        If a field is out of its range, or ``batch`` is not a multiple of ``K`` with
+        ``rotations`` and :math:`0 < p < 1`.
     """
 
     K: int = 20
@@ -455,15 +768,34 @@ class RandomWalkConfig:
 class RandomWalkResult:
     r"""A training run, recorded at iterations :math:`t = 0, \dots, T` (index ``t``).
 
-    ``loss``: training loss (exact population loss for :math:`p \in \{0,1\}`, else the batch's);
-    ``attention``: mean attention over the test walks at each position :math:`1, \dots, N`, shape ``(T + 1, N)``;
-    ``accuracy``: accuracy on the test walks (``hits / n_test``); ``hits``: the integer count;
-    ``parent``: mean attention on position :math:`N-1` over the test walks; ``parent_min``: its
-    minimum; ``query``: mean attention on the query position :math:`N` (the zero token);
-    ``cosine``: :func:`value_cosine` of :math:`V^{(t)}`; ``v_spread``:
-    :math:`\max_{jk} |V_{jk} - \bar V|`; ``attention_spread``: the largest, over test walks, of
-    :math:`\max_{i<N} a_i - \min_{i<N} a_i`; ``bayes``: the Bayes predictor's accuracy on the
-    same test walks. ``V``, ``W``: the final parameters.
+    Parameters
+    ----------
+    config : RandomWalkConfig
+        The configuration.
+    V, W : jax.Array
+        The final parameters.
+    loss : numpy.ndarray
+        Training loss (exact population loss for :math:`p \in \{0,1\}`, else the batch's).
+    attention : numpy.ndarray, shape (T + 1, N)
+        Mean attention over the test walks at each position :math:`1, \dots, N`.
+    accuracy : numpy.ndarray
+        Accuracy on the test walks (``hits / n_test``).
+    hits : numpy.ndarray
+        The integer count of right predictions.
+    parent : numpy.ndarray
+        Mean attention on position :math:`N-1` over the test walks.
+    parent_min : numpy.ndarray
+        Its minimum.
+    query : numpy.ndarray
+        Mean attention on the query position :math:`N` (the zero token).
+    cosine : numpy.ndarray
+        :func:`value_cosine` of :math:`V^{(t)}`.
+    v_spread : numpy.ndarray
+        :math:`\max_{jk} |V_{jk} - \bar V|`.
+    attention_spread : numpy.ndarray
+        The largest, over test walks, of :math:`\max_{i<N} a_i - \min_{i<N} a_i`.
+    bayes : float
+        The Bayes predictor's accuracy on the same test walks.
     """
 
     config: RandomWalkConfig
@@ -516,8 +848,26 @@ def _init(k_init, init_scale, K: int, N: int):
 
 
 def init_params(config: "RandomWalkConfig", key: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """The initial :math:`(V_0, W_0)` that :func:`train` uses for ``config`` and ``key``:
-    zero, or Gaussian entries of standard deviation ``config.init_scale``."""
+    """The initial :math:`(V_0, W_0)` that :func:`train` uses for ``config`` and ``key``.
+
+    Parameters
+    ----------
+    config : RandomWalkConfig
+        The run's configuration.
+    key : jax.Array
+        The run's JAX random key.
+
+    Returns
+    -------
+    tuple of jax.Array
+        :math:`V_0` (K, K) and :math:`W_0` (K + N, K + N): zero, or Gaussian entries of standard
+        deviation ``config.init_scale``.
+
+    Raises
+    ------
+    ValueError
+        If ``config`` is not a :class:`RandomWalkConfig` or ``key`` is not a JAX random key.
+    """
     config = _check_config(config)
     key = check_key(key)
     return _init(jax.random.split(key, 3)[0], config.init_scale, config.K, config.N)
@@ -628,8 +978,25 @@ def train(config: RandomWalkConfig, key: jax.Array) -> RandomWalkResult:
     ``config.init_scale``, drawn from ``key``). For :math:`p \in \{0, 1\}` :math:`L` is exact
     (the ``K`` walks); otherwise each step draws ``config.batch`` fresh walks (by default
     ``batch / K`` walks and their rotations). The records (see :class:`RandomWalkResult`) are
-    taken before each update and after the last one. Raises ``ValueError`` if the loss
-    becomes non-finite.
+    taken before each update and after the last one.
+
+    Parameters
+    ----------
+    config : RandomWalkConfig
+        The run's configuration.
+    key : jax.Array
+        A JAX random key.
+
+    Returns
+    -------
+    RandomWalkResult
+        The records and the final parameters.
+
+    Raises
+    ------
+    ValueError
+        If ``config`` is not a :class:`RandomWalkConfig`, ``key`` is not a JAX random key, or
+        the loss becomes non-finite.
     """
     config = _check_config(config)
     key = check_key(key)
@@ -643,6 +1010,25 @@ def train_many(configs: Iterable[RandomWalkConfig], seeds: Iterable[int]) -> lis
     The configurations must share their sizes (``K``, ``N``, ``steps``, ``batch``, ``n_test``,
     ``rotations``, and whether ``p`` is in {0, 1}); ``p``, ``lr``, ``eps``, ``init_scale`` and
     ``loss`` may differ. One compilation serves them all.
+
+    Parameters
+    ----------
+    configs : iterable of RandomWalkConfig
+        The configurations.
+    seeds : iterable of int
+        One seed ``>= 0`` per configuration.
+
+    Returns
+    -------
+    list of RandomWalkResult
+        One result per configuration, in order.
+
+    Raises
+    ------
+    ValueError
+        If ``configs`` and ``seeds`` are empty or of different lengths, a seed is not a
+        non-negative integer, the configurations do not share their sizes, or a loss becomes
+        non-finite.
     """
     configs = [_check_config(c) for c in configs]
     seeds = list(seeds)
@@ -666,6 +1052,24 @@ def train_many(configs: Iterable[RandomWalkConfig], seeds: Iterable[int]) -> lis
 
 
 def train_seeds(config: RandomWalkConfig, seeds: Iterable[int]) -> list[RandomWalkResult]:
-    """:func:`train` with ``jax.random.key(seed)`` for each integer ``seed >= 0`` (:func:`train_many`)."""
+    """:func:`train` with ``jax.random.key(seed)`` for each integer ``seed >= 0`` (:func:`train_many`).
+
+    Parameters
+    ----------
+    config : RandomWalkConfig
+        The configuration.
+    seeds : iterable of int
+        The seeds, ``>= 0``.
+
+    Returns
+    -------
+    list of RandomWalkResult
+        One result per seed, in order.
+
+    Raises
+    ------
+    ValueError
+        As :func:`train_many`.
+    """
     seeds = list(seeds)
     return train_many([_check_config(config)] * len(seeds), seeds)
