@@ -41,7 +41,7 @@ MAX_STATIC_FRAMES = 400
 
 
 def format_value(value: Any) -> str:
-    """A short label for a grid value (``0.316``, ``1e-03``, ``20``).
+    """A short label for a grid value (``0.316``, ``1.0e-03``, ``20``).
 
     Parameters
     ----------

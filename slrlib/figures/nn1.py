@@ -3,7 +3,7 @@ r"""Figure ``nn1`` (chapter 13): in-context one-nearest-neighbour prediction (ta
 One run of :func:`slrlib.case_studies.token_selection.nn1.train` at :data:`slrlib.experiments.nn1.CONFIG`
 (seed :data:`slrlib.experiments.nn1.SEED`), and the final :math:`W` scored on shifted prompts
 (:func:`~slrlib.case_studies.token_selection.nn1.margin_curve`) at the margins
-:data:`slrlib.experiments.nn1.MARGIN_DELTAS`. ``compute`` is deterministic and cached per process.
+:data:`slrlib.experiments.nn1.MARGIN_DELTAS`. :func:`nn1_data` is deterministic and cached per process.
 """
 
 from __future__ import annotations
