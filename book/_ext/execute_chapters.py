@@ -14,17 +14,29 @@ with the chapter's folder as working directory and ``_config.yml``'s timeout, an
 success. Chapters whose code has a cached run are skipped. Longest first (by the time a
 previous run took, else later chapters first), on ``--jobs`` workers.
 
+Each chapter's kernel records the checks it makes (:mod:`slrlib.verify`) in
+``_build/checks/<chapter>.json`` (the environment variable ``SLR_CHECKS_FILE``); the file is
+removed before the chapter runs, and a chapter without it is run again even when its code
+is cached, so that the appendix "What this book verified" always lists every chapter.
+
 A chapter that raises is not cached: the script prints its traceback and exits 1 (so
 ``make`` stops); every other chapter still runs. Prints a table of the chapters and their
 execution times.
 
-    python book/_ext/execute_chapters.py [--jobs N]
+``--only NAME[,NAME]`` executes just those chapters (by file stem, ``03_oracle_risk``), cached
+or not, and then lists the checks each recorded and any ``{glue:text}`` key its prose uses
+that no cell glued: the quick loop for editing one chapter.
+
+    python book/_ext/execute_chapters.py [--jobs N] [--only NAME[,NAME]]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import multiprocessing
+import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -32,6 +44,13 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
+#: Where each chapter's kernel records its checks (read by book/_ext/check_ledger.py).
+CHECKS_DIR = ROOT / "_build" / "checks"
+
+
+def checks_file(chapter: Path) -> Path:
+    """The ledger file of one chapter: ``_build/checks/<stem>.json``."""
+    return CHECKS_DIR / f"{Path(chapter).stem}.json"
 
 
 def _toc_files(toc: dict) -> list[str]:
@@ -61,6 +80,9 @@ def _execute(job: tuple[str, str, int]) -> tuple[str, float | None, str | None]:
 
     cache = get_cache(cache_path)
     notebook = myst_nb_reader_plugin(path)
+    ledger = checks_file(Path(path))
+    ledger.unlink(missing_ok=True)
+    os.environ["SLR_CHECKS_FILE"] = str(ledger)  # inherited by the kernel
     result = single_nb_execution(notebook, cwd=str(Path(path).parent), timeout=timeout, allow_errors=False,
                                  meta_override=True)
     if result.err is not None:
@@ -73,6 +95,7 @@ def _execute(job: tuple[str, str, int]) -> tuple[str, float | None, str | None]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, default=1, help="chapters executed at once (default 1)")
+    parser.add_argument("--only", default="", help="comma-separated chapter stems to execute, cached or not")
     args = parser.parse_args(argv)
     if args.jobs < 1:
         parser.error(f"--jobs must be >= 1, got {args.jobs}")
@@ -88,7 +111,11 @@ def main(argv=None) -> int:
 
     cache = get_cache(cache_path)
     chapters = _chapters()
-    todo = [p for p in chapters if _needs_run(cache, p)]
+    only = [name for name in args.only.split(",") if name]
+    unknown = sorted(set(only) - {p.stem for p in chapters})
+    if unknown:
+        parser.error(f"--only: no chapter named {', '.join(unknown)}; chapters: {', '.join(p.stem for p in chapters)}")
+    todo = [p for p in chapters if p.stem in only] if only else [p for p in chapters if _needs_run(cache, p)]
     if not todo:
         print("execute_chapters: every chapter's code has a cached run")
         return 0
@@ -118,12 +145,46 @@ def main(argv=None) -> int:
     total = sum(s for _, s in rows)
     print(f"execute_chapters: {len(rows)} executed in {wall:.0f} s wall ({total:.0f} s of kernel time)"
           + (f"; failed: {', '.join(failed)}" if failed else ""))
+    if only:
+        for p in order:
+            _report(p)
     return 1 if failed else 0
+
+
+def _report(chapter: Path) -> None:
+    """Print the checks one chapter recorded and the glue keys its prose uses but no cell glued."""
+    ledger = checks_file(chapter)
+    records = json.loads(ledger.read_text(encoding="utf-8")) if ledger.exists() else []
+    print(f"{chapter.stem}: {len(records)} checks recorded"
+          + ("" if all(r["passed"] for r in records) else ", SOME FAILED"))
+    for r in records:
+        print(f"  {'ok  ' if r['passed'] else 'FAIL'} {r['claim']}")
+    from jupyter_cache import get_cache
+    from myst_nb.core.read import myst_nb_reader_plugin
+
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())["execute"]
+    try:
+        record = get_cache(str(ROOT / config["cache"])).match_cache_notebook(myst_nb_reader_plugin(str(chapter)))
+    except KeyError:
+        return
+    bundle = get_cache(str(ROOT / config["cache"])).get_cache_bundle(record.pk)
+    glued = set()
+    for cell in bundle.nb.cells:
+        for output in cell.get("outputs", []):
+            name = output.get("metadata", {}).get("scrapbook", {}).get("name")
+            if name:
+                glued.add(name)
+    used = set(re.findall(r"\{glue(?::\w+)?\}`([\w.-]+)(?::[^`]*)?`", chapter.read_text(encoding="utf-8")))
+    missing = sorted(used - glued)
+    print(f"  glue: {len(used)} keys used in the prose, {len(glued)} glued"
+          + (f"; NOT GLUED: {', '.join(missing)}" if missing else ""))
 
 
 def _needs_run(cache, path: Path) -> bool:
     from myst_nb.core.read import myst_nb_reader_plugin
 
+    if not checks_file(path).exists():
+        return True
     try:
         cache.match_cache_notebook(myst_nb_reader_plugin(str(path)))
         return False

@@ -3,6 +3,10 @@
 A chapter shows a table with ``display(table(headers, rows, formats))``: in the HTML book and
 in Jupyter it renders as an HTML table; printed (``print(table(...))``) or in a terminal it is
 a fixed-width text table.
+
+Numbers quoted in the prose are computed, never typed: a cell calls
+``glue_numbers(kappa_final=kappa, runs_recovered=count)`` and the prose writes
+``{glue:text}`kappa_final:.3f` `` (myst-nb's glue; the format spec is applied to the number).
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["Table", "table", "text_table", "first_passage"]
+__all__ = ["Table", "table", "text_table", "first_passage", "glue_numbers"]
 
 
 class Table:
@@ -92,3 +96,35 @@ def first_passage(x, level: float, steps, *, absolute: bool = False) -> np.ndarr
         raise ValueError(f"x must have shape (runs, logs) and steps shape (logs,), got {x.shape} and {steps.shape}")
     above = (np.abs(x) if absolute else x) > level
     return np.where(above.any(axis=1), steps[np.argmax(above, axis=1)], np.nan)
+
+
+def glue_numbers(**values) -> None:
+    """Glue numbers for the chapter's prose (myst-nb ``glue``), without displaying them.
+
+    Each keyword becomes a glue key; the prose shows it with ``{glue:text}`key:.3f` ``. The value
+    is converted to a plain Python ``int`` (integer arrays and numbers) or ``float`` (the
+    format spec of ``{glue:text}`` applies to its text), or kept when it is a ``str``.
+
+    Parameters
+    ----------
+    **values : int, float, str, or 0-d array
+        Key and number.
+
+    Raises
+    ------
+    ValueError
+        When a value is not a scalar, or a float is not finite.
+    """
+    from myst_nb import glue
+
+    for name, value in values.items():
+        if not isinstance(value, str):
+            a = np.asarray(value)
+            if a.size != 1 or a.dtype.kind not in "biuf":
+                raise ValueError(f"{name} must be a single number or a str, got {value!r}")
+            value = a.reshape(()).item()
+            if isinstance(value, bool):
+                value = int(value)
+            if isinstance(value, float) and not np.isfinite(value):
+                raise ValueError(f"{name} must be finite, got {value!r}")
+        glue(name, value, display=False)
