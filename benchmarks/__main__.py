@@ -32,7 +32,10 @@ the other entries of an existing ``bench.json`` are kept.
 
 Writes ``_build/bench.json``::
 
-    {"fig4a": {"seconds": ..., "run_steps": ..., "us_per_run_step": ..., ...}, ...}
+    {"fig4a": {"seconds": ..., "run_steps": ..., "us_per_run_step": ..., ...}, ...,
+     "machine": {"cpu": ..., "cores": ..., "jax": ...}}
+
+(read by the appendix "Reproducibility", ``book/_ext/check_ledger.py``).
 
 ``seconds`` is the median warm wall time; ``cold_seconds`` the first call's.
 """
@@ -96,6 +99,7 @@ def main(argv=None) -> int:
             results[name] = _bench_transformer(name, args)
     if "encoding" in only:
         results["encoding"] = _bench_encoding()
+    results["machine"] = {"cpu": _cpu_name(), "cores": os.cpu_count(), "jax": jax.__version__}
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2) + "\n")
     print(f"wrote {out}")

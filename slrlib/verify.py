@@ -92,6 +92,9 @@ class Check:
 
     __repr__ = __str__
 
+    def _ipython_display_(self) -> None:
+        """Nothing: the verdict was displayed when the check was made (not again as a cell's value)."""
+
     def _repr_html_(self) -> str:
         colour = "#1b7f3b" if self.passed else "#b00020"
         mark = "✓" if self.passed else "✗ failed:"
@@ -182,7 +185,7 @@ def _show(result: Check) -> None:
         return
     from IPython.display import display
 
-    display(result)
+    display({"text/html": result._repr_html_(), "text/plain": str(result)}, raw=True)
 
 
 # --------------------------------------------------------------------------- the checks

@@ -27,7 +27,9 @@ LAYERS = {
     "figures": {"validation", "core", "training", "experiments", "plots", "case_studies"},
     "case_studies": {"validation"},
     "widgets": set(),
-    "book": {"validation", "core", "training", "experiments", "plots", "figures", "case_studies", "widgets"},
+    "verify": set(),
+    "book": {"validation", "core", "training", "experiments", "plots", "figures", "case_studies", "widgets",
+             "verify"},
     # the package itself re-exports the library; the command line also registers the book's figures
     "__init__": {"validation", "threefry", "core", "training", "experiments", "plots", "figures",
                  "case_studies", "widgets"},

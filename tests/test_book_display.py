@@ -33,3 +33,22 @@ def test_first_passage_against_a_loop():
             assert (np.isnan(got[r]) and not hits) or got[r] == hits[0]
     with pytest.raises(ValueError, match="shape"):
         first_passage(x, 1.0, steps[:-1])
+
+
+def test_build_environment_reports_the_pinned_versions():
+    """The appendix's versions are those of requirements.lock (an independent record of the pins)."""
+    from pathlib import Path
+
+    from slrlib.book.reproducibility import PACKAGES, build_environment
+
+    pins = {}
+    for line in (Path(__file__).resolve().parents[1] / "requirements.lock").read_text().splitlines():
+        if "==" in line and not line.lstrip().startswith("#"):
+            name, version = line.split(";")[0].strip().split("==")
+            pins[name.lower().replace("_", "-")] = version.strip()
+    rows = dict(build_environment())
+    shown = [name for name in PACKAGES if name in rows]
+    assert {"jax", "numpy", "myst-nb"} <= set(shown)
+    for name in shown:
+        assert rows[name] == pins[name], name
+    assert rows["float64"] == "enabled"

@@ -87,6 +87,9 @@ def _execute(job: tuple[str, str, int]) -> tuple[str, float | None, str | None]:
                                  meta_override=True)
     if result.err is not None:
         return path, None, result.exc_string
+    if not ledger.exists():  # a page that makes no check (the ledger page itself tells chapters apart)
+        ledger.parent.mkdir(parents=True, exist_ok=True)
+        ledger.write_text("[]\n", encoding="utf-8")
     cache.cache_notebook_bundle(CacheBundleIn(notebook, path, data={"execution_seconds": result.time}),
                                 check_validity=False, overwrite=True)
     return path, result.time, None

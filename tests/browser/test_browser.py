@@ -115,3 +115,48 @@ def test_search_page_answers(browser_context):
         assert watch.errors == [] and watch.requests == []
     finally:
         page.close()
+
+
+CHAPTER_PAGES = [str(p.relative_to(SITE)) for p in PAGES if p.parent.name == "book" and p.name[:2].isdigit()]
+
+# For each table in the article: is it (or a box between it and the article) wider than its
+# box, or does it reach past the article's right edge?
+OVERFLOWING_TABLES = """() => {
+  const article = document.querySelector('article');
+  const right = article.getBoundingClientRect().right;
+  const out = [];
+  for (const table of article.querySelectorAll('table')) {
+    let box = table, scrolls = false;
+    while (box && box !== article) {
+      if (box.scrollWidth > box.clientWidth + 1) { scrolls = true; break; }
+      box = box.parentElement;
+    }
+    if (scrolls || table.getBoundingClientRect().right > right + 1) {
+      out.push(table.innerText.slice(0, 80));
+    }
+  }
+  return out;
+}"""
+
+
+@pytest.mark.skipif(not CHAPTER_PAGES, reason=f"{SITE} has no built book: run `make book` first")
+@pytest.mark.parametrize("rel", CHAPTER_PAGES + ["book/verified.html"])
+def test_verdicts_render_and_no_table_overflows_at_1300px(browser_context, rel):
+    page, watch = open_page(browser_context, rel)
+    try:
+        page.set_viewport_size({"width": 1300, "height": 900})
+        wait_for_mathjax(page)
+        if rel != "book/verified.html":
+            verdicts = page.locator("article .slr-check")
+            assert verdicts.count() >= 1, f"{rel} shows no verdict"
+            assert page.locator("article .slr-check-fail").count() == 0
+            first = verdicts.first
+            first.scroll_into_view_if_needed()
+            assert first.is_visible() and first.inner_text().startswith("✓")
+            box = first.bounding_box()
+            assert box["height"] > 5 and box["width"] > 100
+        overflowing = page.evaluate(OVERFLOWING_TABLES)
+        assert overflowing == [], f"{rel}: tables wider than the page at 1300 px: {overflowing}"
+        assert watch.errors == [] and watch.requests == []
+    finally:
+        page.close()

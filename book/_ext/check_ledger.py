@@ -1,0 +1,169 @@
+"""The appendix pages built from what the build measured: the ledger of checks and the benchmarks.
+
+``{check-ledger}``
+    Every check the chapters made (:mod:`slrlib.verify`), read from ``_build/checks/*.json``
+    (``book/_ext/execute_chapters.py`` has each chapter's kernel write its file): a summary
+    table (checks per chapter) and, per chapter, a table of the claims, each linked to its
+    verdict in the chapter (the verdict's HTML ``id``). A chapter of the book (a document
+    ``book/NN_*``) without a ledger file, with no check, or with a failed check is a build
+    warning, hence an error under ``make``'s ``-W``.
+
+``{bench-report}``
+    The benchmark results of ``make bench`` (``_build/bench.json``), as a table; a note saying
+    how to produce them when the file is absent.
+
+Both pages are re-read on every build (the files they read are not Sphinx sources).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from docutils import nodes
+from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective
+
+logger = logging.getLogger(__name__)
+
+CHAPTER = re.compile(r"^book/(\d\d)_[\w-]+$")
+
+
+def _table(headers: list[str], rows: list[list[nodes.Node | str]], widths: list[int], classes=()) -> nodes.table:
+    table = nodes.table(classes=["slr-ledger", *classes])
+    group = nodes.tgroup(cols=len(headers))
+    table += group
+    for w in widths:
+        group += nodes.colspec(colwidth=w)
+    head = nodes.thead()
+    group += head
+    row = nodes.row()
+    for h in headers:
+        row += nodes.entry("", nodes.paragraph(text=h))
+    head += row
+    body = nodes.tbody()
+    group += body
+    for cells in rows:
+        row = nodes.row()
+        for cell in cells:
+            entry = nodes.entry()
+            entry += cell if isinstance(cell, nodes.Node) else nodes.paragraph(text=str(cell))
+            row += entry
+        body += row
+    return table
+
+
+def _link(text: str, uri: str) -> nodes.paragraph:
+    para = nodes.paragraph()
+    para += nodes.reference(text, text, refuri=uri, internal=True)
+    return para
+
+
+def _chapters(env) -> list[str]:
+    return sorted(d for d in env.found_docs if CHAPTER.match(d))
+
+
+def _title(env, docname: str) -> str:
+    title = env.titles.get(docname)
+    return title.astext() if title is not None else docname.split("/")[-1]
+
+
+class CheckLedger(SphinxDirective):
+    """``{check-ledger}``: every check of every chapter, linked to its verdict."""
+
+    def run(self) -> list[nodes.Node]:
+        env = self.env
+        env.slr_always_read = getattr(env, "slr_always_read", set()) | {env.docname}
+        folder = Path(env.srcdir) / env.config.slr_checks_dir
+        builder = env.app.builder
+        summary_rows, sections = [], []
+        total = 0
+        for docname in _chapters(env):
+            stem = docname.split("/")[-1]
+            path = folder / f"{stem}.json"
+            if not path.is_file():
+                logger.warning(f"check ledger: {docname} recorded no checks ({path} is missing)",
+                               location=(env.docname, self.lineno))
+                continue
+            records = json.loads(path.read_text(encoding="utf-8"))
+            failed = [r for r in records if not r["passed"]]
+            if not records:
+                logger.warning(f"check ledger: {docname} made no check", location=(env.docname, self.lineno))
+            for r in failed:
+                logger.warning(f"check ledger: {docname}: failed check: {r['claim']}",
+                               location=(env.docname, self.lineno))
+            total += len(records)
+            uri = builder.get_relative_uri(env.docname, docname)
+            number = CHAPTER.match(docname).group(1).lstrip("0")
+            title = f"{number}. {_title(env, docname)}"
+            summary_rows.append([_link(title, uri), str(len(records)), str(len(records) - len(failed))])
+            rows = []
+            for r in records:
+                compared = " vs ".join(p for p in (r["value"], r["reference"]) if p)
+                numbers = "; ".join(p for p in (compared, r["detail"], r["tolerance"]) if p)
+                rows.append([str(r["number"]), _link(r["claim"], f"{uri}#{r['anchor']}"), numbers,
+                             "✓" if r["passed"] else "✗ failed"])
+            section = nodes.container(classes=["slr-ledger-chapter"])
+            heading = nodes.rubric()
+            heading += nodes.reference(title, title, refuri=uri, internal=True)
+            section += heading
+            if rows:
+                section += _table(["#", "Claim (linked to its verdict)", "Numbers", "Verdict"], rows, [4, 46, 44, 6])
+            sections.append(section)
+        intro = nodes.paragraph(text=f"{total} checks in {len(summary_rows)} chapters.")
+        summary = _table(["Chapter", "Checks", "Passed"], summary_rows, [70, 15, 15], classes=["slr-ledger-summary"])
+        return [intro, summary, *sections]
+
+
+class BenchReport(SphinxDirective):
+    """``{bench-report}``: the results of ``make bench`` (``_build/bench.json``), or how to get them."""
+
+    FIELDS = [("seconds", "warm s", ".2f"), ("cold_seconds", "cold s", ".2f"), ("run_steps", "runs × steps", ",d"),
+              ("us_per_run_step", "µs per run-step", ".3f")]
+
+    def run(self) -> list[nodes.Node]:
+        env = self.env
+        env.slr_always_read = getattr(env, "slr_always_read", set()) | {env.docname}
+        path = Path(env.srcdir) / env.config.slr_bench_file
+        if not path.is_file():
+            para = nodes.paragraph(text=f"This build found no benchmark results ({env.config.slr_bench_file}): run ")
+            para += nodes.literal(text="make bench")
+            para += nodes.Text(" before ")
+            para += nodes.literal(text="make book")
+            para += nodes.Text(" to include them here.")
+            return [para]
+        results = json.loads(path.read_text(encoding="utf-8"))
+        machine = results.pop("machine", None)
+        rows = []
+        for name, entry in results.items():
+            if not isinstance(entry, dict):
+                continue
+            cells = [name]
+            for key, _, fmt in self.FIELDS:
+                value = entry.get(key)
+                cells.append("" if value is None else format(int(value) if fmt == ",d" else float(value), fmt))
+            rows.append(cells)
+        out: list[nodes.Node] = []
+        if isinstance(machine, dict):
+            out.append(nodes.paragraph(text="Measured on: " + ", ".join(f"{k} {v}" for k, v in machine.items()) + "."))
+        out.append(_table(["benchmark"] + [h for _, h, _ in self.FIELDS], rows, [25, 15, 15, 25, 20]))
+        return out
+
+
+def _always_read(app, env, added, changed, removed) -> list[str]:
+    return sorted(getattr(env, "slr_always_read", set()) - set(removed))
+
+
+def _purge(app, env, docname) -> None:
+    getattr(env, "slr_always_read", set()).discard(docname)
+
+
+def setup(app):
+    app.add_config_value("slr_checks_dir", "_build/checks", "env")
+    app.add_config_value("slr_bench_file", "_build/bench.json", "env")
+    app.add_directive("check-ledger", CheckLedger)
+    app.add_directive("bench-report", BenchReport)
+    app.connect("env-get-outdated", _always_read)
+    app.connect("env-purge-doc", _purge)
+    return {"version": "1.0", "parallel_read_safe": False, "parallel_write_safe": True}
