@@ -173,6 +173,15 @@ def test_closed_form_vs_monte_carlo_agrees_and_has_power():
     np.testing.assert_allclose(res.closed_form, population_risk(K, V, k_star, v_star, lams, task), atol=1e-14)
     assert np.all(np.abs(res.z) < Z_TOL), res.z
     assert res.monte_carlo.n == 40_000 and len(res.rows()) == 4 and res.rows(prefix=["x"])[0][0] == "x"
+    from slrlib.book.ch03_risk_checks import OVERLAP_HEADERS, VALUE_HEADERS
+
+    names = ["A1", "A2", "A3", "A4"]
+    ov_rows, val_rows = res.overlap_rows(names), res.value_rows(names)
+    assert [len(r) for r in ov_rows] == [len(OVERLAP_HEADERS)] * 4
+    assert [len(r) for r in val_rows] == [len(VALUE_HEADERS)] * 4
+    assert ov_rows[3][0] == "A4" and ov_rows[3][1] == "prescribed overlaps"
+    np.testing.assert_allclose(ov_rows[3][2:], (0.6, 0.5, 0.4, -0.3, 0.2), atol=1e-12)
+    assert val_rows[0][1] == 0.5 and val_rows[0][2] == res.closed_form[0] and val_rows[0][4] == res.z[0]
     # Power: the same simulation tells the oracle's risk at lam = 0.5 from the one at lam = 0.6.
     wrong = float(oracle_risk(0.6, task))
     assert abs(res.monte_carlo.z_score(wrong)[0]) > 2 * Z_TOL

@@ -53,8 +53,10 @@ __all__ = [
     "ZetaDerivativeChecks",
     "zeta_derivative_checks",
     "RiskComparison",
-    "COMPARISON_HEADERS",
-    "COMPARISON_FORMATS",
+    "OVERLAP_HEADERS",
+    "OVERLAP_FORMATS",
+    "VALUE_HEADERS",
+    "VALUE_FORMATS",
     "points_from_specs",
     "closed_form_vs_monte_carlo",
     "QuadratureRisk",
@@ -248,9 +250,28 @@ class RiskComparison(NamedTuple):
             for i in range(len(self.labels))
         ]
 
+    def overlap_rows(self, names: Sequence[str]) -> list[list]:
+        """The points, one row each (:data:`OVERLAP_HEADERS`): ``name, label, kappa, nu, theta, eta, rho``.
 
-COMPARISON_HEADERS = ("point", "λ", "κ", "ν", "θ", "η", "ρ", "closed form", "Monte Carlo ± SE", "z")
-COMPARISON_FORMATS = ("", ".3g", "+.2f", "+.2f", "+.2f", "+.2f", "+.2f", ".5f", "", "+.2f")
+        ``names`` gives each point a short name (``"A1"``) that :meth:`value_rows` repeats.
+        """
+        return [[names[i], self.labels[i], *(float(np.asarray(x)[i]) for x in self.overlaps)]
+                for i in range(len(names))]
+
+    def value_rows(self, names: Sequence[str]) -> list[list]:
+        """The values, one row per point (:data:`VALUE_HEADERS`): ``name, lam, closed form, MC mean ± SE, z``."""
+        mc = self.monte_carlo
+        return [[names[i], float(self.lam[i]), float(self.closed_form[i]),
+                 f"{float(mc.mean[i]):.5f} ± {float(mc.stderr[i]):.5f}", float(self.z[i])]
+                for i in range(len(names))]
+
+
+#: Columns of :meth:`RiskComparison.overlap_rows` and their formats for :func:`slrlib.book.display.table`.
+OVERLAP_HEADERS = ("", "point", "κ", "ν", "θ", "η", "ρ")
+OVERLAP_FORMATS = ("", "", "+.2f", "+.2f", "+.2f", "+.2f", "+.2f")
+#: Columns of :meth:`RiskComparison.value_rows` and their formats.
+VALUE_HEADERS = ("", "λ", "closed form", "Monte Carlo ± SE", "z")
+VALUE_FORMATS = ("", ".3g", ".5f", "", "+.2f")
 
 
 def points_from_specs(specs, k_star, v_star, key):
