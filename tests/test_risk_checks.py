@@ -10,7 +10,11 @@ import pytest
 
 from slrlib.core.geometry import uniform_directions, manifold_directions, directions_with_overlaps
 from slrlib import SLRTask, oracle_risk, overlaps, population_risk, zeta
-from slrlib.book.ch03_risk_checks import (closed_form_vs_monte_carlo, gaussian_expectation, lemma18_checks, points_from_specs, zeta_derivative_checks, zeta_quadrature)
+from slrlib.book.ch03_risk_checks import (closed_form_vs_monte_carlo, gaussian_expectation, lemma18_checks,
+                                          points_from_specs, prop15_terms, risk_by_quadrature,
+                                          zeta_derivative_checks, zeta_quadrature)
+from slrlib import monte_carlo_risk, risk_from_overlaps
+from slrlib.core.predictors import erf_attention
 
 Z_TOL = 4.5
 
@@ -169,6 +173,15 @@ def test_closed_form_vs_monte_carlo_agrees_and_has_power():
     np.testing.assert_allclose(res.closed_form, population_risk(K, V, k_star, v_star, lams, task), atol=1e-14)
     assert np.all(np.abs(res.z) < Z_TOL), res.z
     assert res.monte_carlo.n == 40_000 and len(res.rows()) == 4 and res.rows(prefix=["x"])[0][0] == "x"
+    from slrlib.book.ch03_risk_checks import OVERLAP_HEADERS, VALUE_HEADERS
+
+    names = ["A1", "A2", "A3", "A4"]
+    ov_rows, val_rows = res.overlap_rows(names), res.value_rows(names)
+    assert [len(r) for r in ov_rows] == [len(OVERLAP_HEADERS)] * 4
+    assert [len(r) for r in val_rows] == [len(VALUE_HEADERS)] * 4
+    assert ov_rows[3][0] == "A4" and ov_rows[3][1] == "prescribed overlaps"
+    np.testing.assert_allclose(ov_rows[3][2:], (0.6, 0.5, 0.4, -0.3, 0.2), atol=1e-12)
+    assert val_rows[0][1] == 0.5 and val_rows[0][2] == res.closed_form[0] and val_rows[0][4] == res.z[0]
     # Power: the same simulation tells the oracle's risk at lam = 0.5 from the one at lam = 0.6.
     wrong = float(oracle_risk(0.6, task))
     assert abs(res.monte_carlo.z_score(wrong)[0]) > 2 * Z_TOL
@@ -184,3 +197,93 @@ def test_closed_form_vs_monte_carlo_rejects_bad_input(directions):
         closed_form_vs_monte_carlo(task, k_star, v_star, K, K, -1.0, jax.random.key(0), 10)
     with pytest.raises(ValueError, match="labels"):
         closed_form_vs_monte_carlo(task, k_star, v_star, K, K, 0.1, jax.random.key(0), 10, labels=["a"])
+
+
+# ------------------------------------------------------------------ risk by quadrature
+OFF_POINTS = [  # (task, overlaps, lam): the chapter's three points, and more
+    (SLRTask(d=400, L=10), (0.6, 0.5, 0.4, -0.3, 0.2), 0.1),
+    (SLRTask(d=40, L=5, gamma=1.0, eps=0.5), (0.6, 0.5, 0.4, -0.3, 0.2), 0.3),
+    (SLRTask(d=40, L=5, gamma=1.0, eps=0.5), (-0.3, 0.6, -0.5, 0.5, 0.4), 2.0),
+    (SLRTask(d=40, L=20, gamma=0.3, eps=0.1), (-0.3, 0.6, -0.5, 0.5, 0.4), 1.0),
+    (SLRTask(d=8, L=3, gamma=1.3, eps=0.2), (0.8, 0.6, 0.0, -0.6, -0.36), 0.7),
+    (SLRTask(d=12, L=1), (0.5, 0.4, 0.3, 0.2, 0.1), 5.0),
+]
+
+
+@pytest.mark.parametrize("task, ov, lam", OFF_POINTS)
+def test_risk_by_quadrature_matches_the_closed_form(task, ov, lam):
+    r = risk_by_quadrature(*ov, lam, task)
+    assert 0 < r.abserr < 1e-11 * r.value
+    closed = float(risk_from_overlaps(*ov, lam, task))
+    assert abs(r.value - closed) <= r.abserr + 1e-12 * closed
+
+
+def test_risk_by_quadrature_special_cases():
+    task = SLRTask(d=400, L=10, eps=0.3)
+    # lam = 0: T = 0, the null risk gamma^2 + eps^2, whatever the overlaps.
+    assert risk_by_quadrature(0.6, 0.5, 0.4, -0.3, 0.2, 0.0, task).value == pytest.approx(0.5 + 0.09, abs=1e-14)
+    # The oracle: eq. (9), a separate closed form.
+    for lam in (0.01, 0.1, 1.0):
+        assert risk_by_quadrature(1, 1, 0, 0, 0, lam, task).value == pytest.approx(float(oracle_risk(lam, task)),
+                                                                                 rel=1e-12)
+
+
+@pytest.mark.parametrize("task, ov, lam", OFF_POINTS[1:3] + OFF_POINTS[4:5])
+def test_risk_by_quadrature_matches_monte_carlo(task, ov, lam):
+    # The quadrature shares no code with the simulation: SLRTask.sample and erf_attention.
+    k_star, v_star = task.oracle_directions(jax.random.key(1))
+    k, v = directions_with_overlaps(*ov, k_star, v_star, jax.random.key(2))
+    est = monte_carlo_risk(lambda X: erf_attention(X, k, v, lam), task, k_star, v_star, jax.random.key(3),
+                           n_samples=100_000)
+    r = risk_by_quadrature(*ov, lam, task)
+    assert abs(float(est.z_score(r.value))) < Z_TOL
+    # and it has power (relative standard errors below 0.6 %): a 10 % error is far outside.
+    assert abs(float(est.z_score(1.1 * r.value))) > 2 * Z_TOL
+
+
+def test_risk_by_quadrature_sees_one_percent_of_the_erf_second_term(monkeypatch):
+    # The coordinator's mutation: erf'' scaled by 1.01 in slrlib.core.risk scales exactly the
+    # term -2 lam^2 gamma^4 eta rho / c2 erf''(a) of Proposition 15, which the comparison sees.
+    import slrlib.core.risk as risk_module
+
+    true_erf_second = risk_module.erf_second
+    monkeypatch.setattr(risk_module, "erf_second", lambda x: 1.01 * true_erf_second(x))
+    jax.clear_caches()
+    try:
+        for task, ov, lam in OFF_POINTS[:3]:
+            r = risk_by_quadrature(*ov, lam, task)
+            closed = float(risk_from_overlaps(*ov, lam, task))
+            term = prop15_terms(*ov, lam, task)["-2λ²γ⁴ηρ/c₂ erf''(a)"]
+            assert closed - r.value == pytest.approx(0.01 * term, rel=1e-6)
+            assert abs(closed - r.value) > 100 * (r.abserr + 1e-12 * r.value)
+    finally:
+        monkeypatch.undo()
+        jax.clear_caches()
+
+
+@pytest.mark.parametrize("task, ov, lam", OFF_POINTS)
+def test_prop15_terms_add_up_to_the_closed_form(task, ov, lam):
+    # A transcription check: the term-by-term version and the library's kernel, two codes.
+    terms = prop15_terms(*ov, lam, task)
+    assert len(terms) == 14
+    closed = float(risk_from_overlaps(*ov, lam, task))
+    assert sum(terms.values()) == pytest.approx(closed, rel=1e-12)
+
+
+def test_prop15_terms_on_the_manifold_reduce_to_lemma6():
+    task = SLRTask(d=40, L=5, gamma=1.0, eps=0.5)
+    terms = prop15_terms(0.7, 0.4, 0.0, 0.0, 0.0, 0.3, task)
+    nonzero = {name for name, value in terms.items() if value != 0.0}
+    assert nonzero == {"ε²", "γ²", "-2γ²ν erf(a)", "(q²θ² + γ²) ζ(λqκ, s)", "(L-1) ζ(0, λ)"}
+
+
+def test_risk_by_quadrature_rejects_bad_input():
+    task = SLRTask(d=40, L=5)
+    with pytest.raises(ValueError, match="kappa must lie in"):
+        risk_by_quadrature(1.5, 0, 0, 0, 0, 0.1, task)
+    with pytest.raises(ValueError, match="lam"):
+        risk_by_quadrature(0.5, 0, 0, 0, 0, -0.1, task)
+    with pytest.raises(ValueError, match="task must be"):
+        risk_by_quadrature(0.5, 0, 0, 0, 0, 0.1, "task")
+    with pytest.raises(ValueError, match="task must be"):
+        prop15_terms(0.5, 0, 0, 0, 0, 0.1, None)

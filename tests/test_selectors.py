@@ -216,3 +216,40 @@ def test_rules_and_weights_work_under_jit_with_closed_over_arrays(mc_sample, mc_
 
     for got, want in zip(jax.jit(stats)(X), stats(X)):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+
+
+# ------------------------------------------------------------------ overlap and comparison helpers
+@pytest.mark.parametrize("mu", [0.0, 0.5, 2.0, 6.0])
+def test_density_overlap_of_two_normals(mu):
+    from slrlib.book.ch02_selectors import density_overlap
+
+    # N(0, 1) and N(mu, 1) cross at mu/2: the overlap is 2 Phi(-mu/2) (= 1 - total variation).
+    got = density_overlap(stats.norm(0, 1).pdf, stats.norm(mu, 1).pdf, -30.0, 30.0, points=[mu / 2])
+    assert got == pytest.approx(2 * stats.norm.cdf(-mu / 2), abs=1e-9)
+
+
+def test_density_overlap_rejects_bad_input():
+    from slrlib.book.ch02_selectors import density_overlap
+
+    with pytest.raises(ValueError, match="callables"):
+        density_overlap(1.0, stats.norm.pdf, 0, 1)
+    with pytest.raises(ValueError, match="lower must be < upper"):
+        density_overlap(stats.norm.pdf, stats.norm.pdf, 1.0, 0.0)
+
+
+def test_compare_monte_carlo_table_and_arrays():
+    from slrlib.core.montecarlo import MonteCarloEstimate
+    from slrlib.book.ch02_selectors import compare_monte_carlo
+
+    a = MonteCarloEstimate(mean=np.float64(1.02), stderr=np.float64(0.01), n=100)
+    b = MonteCarloEstimate(mean=np.array([0.5, 2.0]), stderr=np.array([0.1, 0.0]), n=100)
+    c = compare_monte_carlo({"a": (a, 1.0), "b": (b, [0.3, 2.0])}, digits=4)
+    assert c.names == ("a", "b[1]", "b[2]")
+    np.testing.assert_array_equal(c.mean, [1.02, 0.5, 2.0])
+    np.testing.assert_array_equal(c.stderr, [0.01, 0.1, 0.0])
+    np.testing.assert_array_equal(c.exact, [1.0, 0.3, 2.0])
+    assert c.table.headers == ["quantity", "exact", "Monte Carlo ± SE", "z"]
+    assert c.table.cells[0] == ["a", "1", "1.02 ± 0.01", "+2.00"]
+    assert c.table.cells[1][-1] == "+2.00" and c.table.cells[2][-1] == "–"
+    with pytest.raises(ValueError, match="mean and .stderr|\\.mean"):
+        compare_monte_carlo({"x": (1.0, 1.0)})

@@ -12,7 +12,12 @@ reads the weighted tokens along a direction ``v``. This module isolates the firs
 * the soft weights of the two trainable predictors: :func:`softmax_weights`
   :math:`\operatorname{softmax}(\lambda \mathbb X k)` of eq. (2) and :func:`erf_weights`
   :math:`\operatorname{erf}(\lambda \mathbb X k)` of eq. (3);
-* :func:`relevant_token`, which picks :math:`X_{J_0}` out of a sample.
+* :func:`relevant_token`, which picks :math:`X_{J_0}` out of a sample;
+* :func:`compare_monte_carlo`, Monte Carlo means beside exact values as a table, with the
+  arrays that :func:`slrlib.verify.check_z` needs (chapters 1 and 2 check their samplers
+  and identities this way);
+* :func:`density_overlap`, the overlap :math:`\int \min(f, g)` of two densities (how much
+  the laws of the squared norms of chapter 1 have in common).
 
 The exact accuracies are our additions (the paper only notes that, with
 :math:`\gamma^2 = 1/2`, all tokens have the same expected squared norm).
@@ -21,6 +26,7 @@ The exact accuracies are our additions (the paper only notes that, with
 from __future__ import annotations
 
 import math
+from typing import Any, Mapping, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -30,6 +36,7 @@ from scipy import integrate, special, stats
 
 from slrlib.validation import as_float_array, check_finite, check_last_dim, check_real_scalar, is_concrete
 from slrlib.core.task import SLRTask, check_task
+from slrlib.book.display import Table, table
 
 __all__ = [
     "relevant_token",
@@ -40,6 +47,9 @@ __all__ = [
     "sq_norm_laws",
     "norm_selector_accuracy",
     "projection_selector_accuracy",
+    "density_overlap",
+    "MonteCarloComparison",
+    "compare_monte_carlo",
 ]
 
 
@@ -224,3 +234,104 @@ def projection_selector_accuracy(task: SLRTask, kappa: float = 1.0) -> float:
         for a, b in zip(pieces[:-1], pieces[1:])
     )
     return float(min(1.0, max(0.0, total)))
+
+
+def density_overlap(f, g, lower: float, upper: float, points=()) -> float:
+    r"""The overlap coefficient :math:`\int_{\rm lower}^{\rm upper} \min(f(x), g(x))\,dx` of two densities.
+
+    1 when the laws are equal, 0 when their supports are disjoint; it equals
+    :math:`1 - \mathrm{TV}(f, g)`, one minus the total-variation distance, when
+    ``[lower, upper]`` carries all the mass of both. By adaptive quadrature
+    (``scipy.integrate.quad``), split at ``points`` (e.g. where the densities cross or peak).
+
+    Parameters
+    ----------
+    f, g : callable
+        Densities, float -> float (e.g. the ``pdf`` of frozen ``scipy.stats`` laws).
+    lower, upper : float
+        The integration interval, finite, ``lower < upper``.
+    points : sequence of float
+        Break points inside the interval.
+
+    Returns
+    -------
+    float
+        The overlap, in :math:`[0, 1]` up to the quadrature's accuracy.
+
+    Raises
+    ------
+    ValueError
+        When ``f`` or ``g`` is not callable or the interval is not finite and increasing.
+    """
+    if not (callable(f) and callable(g)):
+        raise ValueError("f and g must be callables float -> float")
+    lower = check_real_scalar(lower, "lower")
+    upper = check_real_scalar(upper, "upper")
+    if not lower < upper:
+        raise ValueError(f"lower must be < upper, got {lower!r} and {upper!r}")
+    edges = sorted({lower, upper, *(float(p) for p in points if lower < float(p) < upper)})
+    total = 0.0
+    for a, b in zip(edges[:-1], edges[1:]):
+        total += integrate.quad(lambda x: min(float(f(x)), float(g(x))), a, b, epsabs=1e-12, epsrel=1e-10,
+                                limit=400)[0]
+    return float(total)
+
+
+class MonteCarloComparison(NamedTuple):
+    """Monte Carlo means beside exact values (:func:`compare_monte_carlo`).
+
+    ``table`` shows them (quantity, exact, Monte Carlo ± SE, z); ``names``, ``mean``,
+    ``stderr`` and ``exact`` are flat arrays, one entry per line of the table, for
+    :func:`slrlib.verify.check_z` (select ``stderr > 0``: a statistic that is constant over
+    the draws has no standard error and no z-score).
+    """
+
+    table: Table
+    names: tuple
+    mean: np.ndarray
+    stderr: np.ndarray
+    exact: np.ndarray
+
+
+def compare_monte_carlo(rows: Mapping[str, tuple[Any, Any]], digits: int = 5) -> MonteCarloComparison:
+    r"""Monte Carlo estimates against exact values: a table and the flat arrays to check.
+
+    Parameters
+    ----------
+    rows : mapping of str to (MonteCarloEstimate, float or array_like)
+        Maps a label to ``(estimate, exact)``; an estimate of shape (m,) gives m lines
+        labelled ``label[1]`` ... ``label[m]`` (1-based, as positions in the text).
+    digits : int
+        Significant digits of the exact value and the mean.
+
+    Returns
+    -------
+    MonteCarloComparison
+        The table (z is :math:`(\text{mean} - \text{exact})/\text{SE}`, "–" where SE = 0) and
+        the arrays.
+
+    Raises
+    ------
+    ValueError
+        When an estimate lacks ``mean``/``stderr``, or ``digits < 1``.
+    """
+    if int(digits) < 1:
+        raise ValueError(f"digits must be >= 1, got {digits!r}")
+    names, means, ses, exacts = [], [], [], []
+    for label, (est, exact) in rows.items():
+        if not (hasattr(est, "mean") and hasattr(est, "stderr")):
+            raise ValueError(f"the estimate of {label!r} must have .mean and .stderr, got {est!r}")
+        mean = np.atleast_1d(np.asarray(est.mean, dtype=float))
+        se = np.broadcast_to(np.asarray(est.stderr, dtype=float), mean.shape)
+        ex = np.broadcast_to(np.asarray(exact, dtype=float), mean.shape)
+        for i in range(mean.size):
+            names.append(label if mean.size == 1 else f"{label}[{i + 1}]")
+            means.append(mean.flat[i])
+            ses.append(se.flat[i])
+            exacts.append(ex.flat[i])
+    mean, se, ex = np.array(means), np.array(ses), np.array(exacts)
+    fmt = f".{int(digits)}g"
+    cells = [[n, format(x, fmt), f"{format(m, fmt)} ± {s:.2g}", f"{(m - x) / s:+.2f}" if s > 0 else "–"]
+             for n, x, m, s in zip(names, ex, mean, se)]
+    return MonteCarloComparison(table(["quantity", "exact", "Monte Carlo ± SE", "z"], cells), tuple(names),
+                                mean, se, ex)

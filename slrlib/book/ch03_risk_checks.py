@@ -14,6 +14,11 @@ computations that share no formula with them:
   on the sphere, or on the manifold :math:`\mathcal M` (from :mod:`slrlib.core.geometry`);
 * :func:`closed_form_vs_monte_carlo`: the closed form beside a Monte Carlo estimate of the
   risk of the erf-attention predictor (3) at many :math:`(k, v, \lambda)` on common samples;
+* :func:`risk_by_quadrature`: the risk at any five overlaps by one-dimensional Gaussian
+  integrals (conditioning on the attention score), without the erf identities of Lemma 18
+  that the closed form of Proposition 15 is built from;
+* :func:`prop15_terms`: the fourteen terms of Proposition 15, one by one (to show how much
+  each weighs, hence how small an error in one of them a check can see).
 """
 
 from __future__ import annotations
@@ -48,10 +53,15 @@ __all__ = [
     "ZetaDerivativeChecks",
     "zeta_derivative_checks",
     "RiskComparison",
-    "COMPARISON_HEADERS",
-    "COMPARISON_FORMATS",
+    "OVERLAP_HEADERS",
+    "OVERLAP_FORMATS",
+    "VALUE_HEADERS",
+    "VALUE_FORMATS",
     "points_from_specs",
     "closed_form_vs_monte_carlo",
+    "QuadratureRisk",
+    "risk_by_quadrature",
+    "prop15_terms",
 ]
 
 _SQRT_2PI = math.sqrt(2.0 * math.pi)
@@ -240,9 +250,28 @@ class RiskComparison(NamedTuple):
             for i in range(len(self.labels))
         ]
 
+    def overlap_rows(self, names: Sequence[str]) -> list[list]:
+        """The points, one row each (:data:`OVERLAP_HEADERS`): ``name, label, kappa, nu, theta, eta, rho``.
 
-COMPARISON_HEADERS = ("point", "λ", "κ", "ν", "θ", "η", "ρ", "closed form", "Monte Carlo ± SE", "z")
-COMPARISON_FORMATS = ("", ".3g", "+.2f", "+.2f", "+.2f", "+.2f", "+.2f", ".5f", "", "+.2f")
+        ``names`` gives each point a short name (``"A1"``) that :meth:`value_rows` repeats.
+        """
+        return [[names[i], self.labels[i], *(float(np.asarray(x)[i]) for x in self.overlaps)]
+                for i in range(len(names))]
+
+    def value_rows(self, names: Sequence[str]) -> list[list]:
+        """The values, one row per point (:data:`VALUE_HEADERS`): ``name, lam, closed form, MC mean ± SE, z``."""
+        mc = self.monte_carlo
+        return [[names[i], float(self.lam[i]), float(self.closed_form[i]),
+                 f"{float(mc.mean[i]):.5f} ± {float(mc.stderr[i]):.5f}", float(self.z[i])]
+                for i in range(len(names))]
+
+
+#: Columns of :meth:`RiskComparison.overlap_rows` and their formats for :func:`slrlib.book.display.table`.
+OVERLAP_HEADERS = ("", "point", "κ", "ν", "θ", "η", "ρ")
+OVERLAP_FORMATS = ("", "", "+.2f", "+.2f", "+.2f", "+.2f", "+.2f")
+#: Columns of :meth:`RiskComparison.value_rows` and their formats.
+VALUE_HEADERS = ("", "λ", "closed form", "Monte Carlo ± SE", "z")
+VALUE_FORMATS = ("", ".3g", ".5f", "", "+.2f")
 
 
 def points_from_specs(specs, k_star, v_star, key):
@@ -321,4 +350,195 @@ def closed_form_vs_monte_carlo(task: SLRTask, k_star, v_star, K, V, lams, key, n
     return RiskComparison(labels=labels, overlaps=ov, lam=np.asarray(lams), closed_form=closed, monte_carlo=est)
 
 
-# ---------------------------------------------------------------------------- printing
+# ---------------------------------------------------------------------------- risk by quadrature
+class QuadratureRisk(NamedTuple):
+    """The risk by quadrature (:func:`risk_by_quadrature`) and a bound on its numerical error.
+
+    ``abserr`` propagates the error estimates that ``scipy.integrate.quad`` returns for each
+    one-dimensional integral through the (polynomial) combination that gives the risk.
+    """
+
+    value: float
+    abserr: float
+
+
+_QUAD_EPSABS = 1e-15
+_QUAD_EPSREL = 1e-13
+
+
+def _gauss_integral(f: Callable[[float], float], breaks: Sequence[float]) -> tuple[float, float]:
+    # \int f(x) phi(x) dx over the real line, split at 0 and at the given break points.
+    w = lambda x: f(x) * math.exp(-0.5 * x * x) / _SQRT_2PI  # noqa: E731
+    pts = sorted({0.0, *(float(b) for b in breaks if math.isfinite(b) and abs(b) < 40.0)})
+    edges = [-np.inf, *pts, np.inf]
+    value = err = 0.0
+    for a, b in zip(edges[:-1], edges[1:]):
+        v, e = integrate.quad(w, a, b, epsabs=_QUAD_EPSABS, epsrel=_QUAD_EPSREL, limit=400)
+        value += v
+        err += e
+    return value, err
+
+
+def risk_by_quadrature(kappa: float, nu: float, theta: float, eta: float, rho: float, lam: float,
+                       task: SLRTask) -> QuadratureRisk:
+    r"""The risk :math:`\mathcal R_\lambda` at five overlaps, by one-dimensional Gaussian quadrature.
+
+    An independent evaluation of Theorem 1: it uses Gaussian conditioning and adaptive
+    quadrature only, none of the erf identities (Lemma 18) from which the closed form of
+    Proposition 15 (:func:`slrlib.risk_from_overlaps`) is assembled.
+
+    **Derivation.** Condition on :math:`J_0 = j` and write, as in the proof of Theorem 1,
+    :math:`U = Z_j^\top v^\star`, :math:`V = Z_j^\top k`, :math:`W = Z_j^\top v` for the relevant
+    token (unit variances, :math:`\operatorname{Cov}(U, V) = \eta`, :math:`\operatorname{Cov}(U, W) = \nu`,
+    :math:`\operatorname{Cov}(V, W) = \rho`) and :math:`(A, B) = (Z_\ell^\top k, Z_\ell^\top v)` for a noise
+    token (correlation :math:`\rho`). The error is :math:`R + \xi - \sum_{\ell \ne j} S_\ell` with
+    :math:`R = \gamma U - e(V)\,(q\theta + \gamma W)`, :math:`e(x) = \operatorname{erf}(\lambda(q\kappa + \gamma x))`
+    (the weight of the relevant token, a function of its attention score) and
+    :math:`S_\ell = \operatorname{erf}(\lambda A_\ell)B_\ell`; the three parts are independent. So
+
+    .. math::
+
+        \mathcal R_\lambda = \varepsilon^2 + \mathbb E R^2 - 2(L-1)\,\mathbb E R\;\mathbb E S
+        + (L-1)\,\mathbb E S^2 + (L-1)(L-2)\,(\mathbb E S)^2 .
+
+    Given :math:`V = x`, :math:`(U, W)` is Gaussian with means :math:`(\eta x, \rho x)`, variances
+    :math:`1 - \eta^2`, :math:`1 - \rho^2` and covariance :math:`\nu - \eta\rho`; so
+    :math:`\mathbb E[R \mid V = x] = m(x) = \gamma\eta x - e(x)(q\theta + \gamma\rho x)` and
+    :math:`\operatorname{Var}[R \mid V = x] = \gamma^2(1 - \eta^2) - 2\gamma^2 e(x)(\nu - \eta\rho)
+    + \gamma^2 e(x)^2(1 - \rho^2)`, and :math:`\mathbb E R = \mathbb E\, m(G)`,
+    :math:`\mathbb E R^2 = \mathbb E[m(G)^2 + \operatorname{Var}[R \mid V = G]]`. Likewise, given
+    :math:`A = a`, :math:`B \sim \mathcal N(\rho a, 1 - \rho^2)`, so
+    :math:`\mathbb E S = \rho\,\mathbb E[G\operatorname{erf}(\lambda G)]` and
+    :math:`\mathbb E S^2 = \mathbb E[\operatorname{erf}(\lambda G)^2(\rho^2G^2 + 1 - \rho^2)]`. Each of the four
+    expectations over :math:`G \sim \mathcal N(0, 1)` is computed by ``scipy.integrate.quad``
+    (relative tolerance ``1e-13``), split at 0 and at the centre :math:`-q\kappa/\gamma` of the
+    relevant token's erf step.
+
+    Parameters
+    ----------
+    kappa, nu, theta, eta, rho : float
+        The five overlaps, in :math:`[-1, 1]`.
+    lam : float
+        Inverse temperature :math:`\lambda \ge 0`.
+    task : SLRTask
+        The task (:math:`d, L, \gamma, \varepsilon`; the law of :math:`J_0` plays no role).
+
+    Returns
+    -------
+    QuadratureRisk
+        ``value`` and ``abserr``, an upper estimate of the quadrature error (from QUADPACK's
+        error estimates, propagated to the risk).
+
+    Raises
+    ------
+    ValueError
+        When an overlap is not a finite number in :math:`[-1, 1]`, ``lam`` is negative or not
+        finite, or ``task`` is not an :class:`SLRTask`.
+
+    Examples
+    --------
+    >>> from slrlib import SLRTask, oracle_risk
+    >>> task = SLRTask(d=400, L=10)
+    >>> r = risk_by_quadrature(1.0, 1.0, 0.0, 0.0, 0.0, 0.1, task)
+    >>> abs(r.value - float(oracle_risk(0.1, task))) < 1e-12
+    True
+    """
+    if not isinstance(task, SLRTask):
+        raise ValueError(f"task must be an SLRTask, got {type(task).__name__}")
+    ov = []
+    for x, name in ((kappa, "kappa"), (nu, "nu"), (theta, "theta"), (eta, "eta"), (rho, "rho")):
+        x = check_real_scalar(x, name)
+        if abs(x) > 1.0:
+            raise ValueError(f"{name} must lie in [-1, 1], got {x!r}")
+        ov.append(x)
+    kappa, nu, theta, eta, rho = ov
+    lam = check_real_scalar(lam, "lam", minimum=0.0)
+    q, g, L, eps = task.q, task.gamma, task.L, task.eps
+
+    def e(x):
+        return math.erf(lam * (q * kappa + g * x))
+
+    def m(x):
+        return g * eta * x - e(x) * (q * theta + g * rho * x)
+
+    def second_moment(x):
+        ex = e(x)
+        var = g * g * ((1.0 - eta * eta) - 2.0 * ex * (nu - eta * rho) + ex * ex * (1.0 - rho * rho))
+        return m(x) ** 2 + var
+
+    step = [-q * kappa / g] if lam > 0 else []
+    r1, e_r1 = _gauss_integral(m, step)
+    r2, e_r2 = _gauss_integral(second_moment, step)
+    n1, e_n1 = _gauss_integral(lambda a: a * math.erf(lam * a), [])
+    n1, e_n1 = rho * n1, abs(rho) * e_n1
+    n2, e_n2 = _gauss_integral(lambda a: math.erf(lam * a) ** 2 * (rho * rho * a * a + 1.0 - rho * rho), [])
+    value = eps**2 + r2 - 2.0 * (L - 1) * r1 * n1 + (L - 1) * n2 + (L - 1) * (L - 2) * n1 * n1
+    abserr = (e_r2 + 2.0 * (L - 1) * (abs(n1) * e_r1 + abs(r1) * e_n1) + (L - 1) * e_n2
+              + 2.0 * (L - 1) * (L - 2) * abs(n1) * e_n1)
+    return QuadratureRisk(float(value), float(abserr))
+
+
+def prop15_terms(kappa: float, nu: float, theta: float, eta: float, rho: float, lam: float,
+                 task: SLRTask) -> dict[str, float]:
+    r"""The terms of Proposition 15 (eq. (8) of the paper, the closed-form risk), one by one.
+
+    The expression of :func:`slrlib.risk_from_overlaps` split into its fourteen additive
+    terms (with :math:`q = \sqrt{d/2}`, :math:`s = \lambda\gamma`, :math:`c_2 = 1 + 2s^2`,
+    :math:`c_4 = 1 + 4s^2`, :math:`a = \lambda q\kappa/\sqrt{c_2}`,
+    :math:`C = 2\lambda/\sqrt{\pi(1 + 2\lambda^2)}`), evaluated in plain ``math``/SciPy.
+    Their sum is the closed-form risk; each one's size says how large an error a 1 % slip in
+    that term would make. The keys name the terms as they are printed in the chapter.
+
+    Parameters
+    ----------
+    kappa, nu, theta, eta, rho : float
+        The five overlaps.
+    lam : float
+        Inverse temperature :math:`\lambda \ge 0`.
+    task : SLRTask
+        The task.
+
+    Returns
+    -------
+    dict of str to float
+        Term name to value, in the order of the formula.
+
+    Raises
+    ------
+    ValueError
+        When an argument is not a finite number, ``lam < 0``, or ``task`` is not an
+        :class:`SLRTask`.
+    """
+    if not isinstance(task, SLRTask):
+        raise ValueError(f"task must be an SLRTask, got {type(task).__name__}")
+    kappa, nu, theta, eta, rho = (check_real_scalar(x, n) for x, n in
+                                  ((kappa, "kappa"), (nu, "nu"), (theta, "theta"), (eta, "eta"), (rho, "rho")))
+    lam = check_real_scalar(lam, "lam", minimum=0.0)
+    q, g2, L, eps = task.q, task.gamma**2, task.L, task.eps
+    s = lam * task.gamma
+    c2, c4 = 1.0 + 2.0 * s * s, 1.0 + 4.0 * s * s
+    a = lam * q * kappa / math.sqrt(c2)
+    C = 2.0 * lam / math.sqrt(math.pi * (1.0 + 2.0 * lam * lam))
+    erfp = lambda x: 2.0 / math.sqrt(math.pi) * math.exp(-x * x)  # noqa: E731
+    erfs = lambda x: -2.0 * x * erfp(x)  # noqa: E731
+    zeta_ts = float(zeta(lam * q * kappa, s))
+    zeta_0 = 2.0 / math.pi * math.asin(2.0 * lam * lam / (1.0 + 2.0 * lam * lam))
+    mixed = 4.0 * lam * g2 * q / math.sqrt(c2) * math.erf(a / math.sqrt(c4)) * erfp(a)
+    return {
+        "ε²": eps**2,
+        "γ²": g2,
+        "-2γ²ν erf(a)": -2.0 * g2 * nu * math.erf(a),
+        "-2λγ²qηθ/√c₂ erf'(a)": -2.0 * lam * g2 * q * eta * theta / math.sqrt(c2) * erfp(a),
+        "-2λ²γ⁴ηρ/c₂ erf''(a)": -2.0 * lam**2 * g2**2 * eta * rho / c2 * erfs(a),
+        "(q²θ² + γ²) ζ(λqκ, s)": (q * q * theta * theta + g2) * zeta_ts,
+        "4λγ²q/√c₂ θρ erf(a/√c₄) erf'(a)": mixed * theta * rho,
+        "-4λ³γ⁴qρ²κ/c₂^{3/2} erf(a/√c₄) erf'(a)": -mixed * lam**2 * g2 * rho**2 * kappa / c2,
+        "4λ²γ⁴ρ²/(√π c₂√c₄) erf'(√2λqκ/√c₄)": 4.0 * lam**2 * g2**2 * rho**2 / (math.sqrt(math.pi) * c2 * math.sqrt(c4))
+        * erfp(math.sqrt(2.0) * lam * q * kappa / math.sqrt(c4)),
+        "(L-1) ζ(0, λ)": (L - 1) * zeta_0,
+        "(L-1) 8λ²ρ²/(π(1+2λ²)√(1+4λ²))": (L - 1) * 8.0 * lam**2 * rho**2
+        / (math.pi * (1.0 + 2.0 * lam**2) * math.sqrt(1.0 + 4.0 * lam**2)),
+        "(L-1)(L-2) C²ρ²": (L - 1) * (L - 2) * C * C * rho * rho,
+        "2(L-1) Cρ qθ erf(a)": 2.0 * (L - 1) * C * rho * q * theta * math.erf(a),
+        "2(L-1) Cρ λγ²ρ/√c₂ erf'(a)": 2.0 * (L - 1) * C * rho * lam * g2 * rho / math.sqrt(c2) * erfp(a),
+    }
