@@ -91,6 +91,39 @@ def test_gradients_from_partials_match_autodiff_and_finite_differences(direction
     assert abs(fd_v - float(np.asarray(gv[0]) @ u)) < 1e-7
 
 
+def test_manifold_risk_quadrature_is_lemma6():
+    # zeta by quadrature against its independent special values, zeta(0, s) = (2/pi) arcsin(2s^2/(1+2s^2))
+    # and zeta(t, 0) = erf(t)^2; then the whole formula against the closed form (Owen's T) on the square.
+    from scipy.special import erf
+
+    task = SLRTask(d=50, L=6, gamma=0.8, eps=0.3)
+    for lam in (0.05, 0.4, 1.0):
+        # at kappa = 0 the relevant token's zeta is zeta(0, lam*gamma): everything has an arcsin form
+        arcsin_zeta = lambda s: 2 / math.pi * math.asin(2 * s**2 / (1 + 2 * s**2))  # noqa: E731
+        exact = (task.eps**2 + (task.L - 1) * arcsin_zeta(lam)
+                 + task.gamma**2 * (1 + arcsin_zeta(lam * task.gamma)))
+        got = float(ch6.manifold_risk_quadrature(0.0, 0.7, lam, task))
+        assert abs(got - exact) < 1e-14
+    # s -> 0: zeta(t, 0) = erf(t)^2 exactly; tiny lam*gamma relative to lam*q*kappa
+    flat = SLRTask(d=50, L=1, gamma=1e-9, eps=0.0)
+    got = float(ch6.manifold_risk_quadrature(0.6, 0.2, 0.5, flat, n_nodes=20)) / flat.gamma**2
+    t = 0.5 * math.sqrt(25) * 0.6
+    assert abs(got - (1 - 2 * 0.2 * erf(t) + erf(t) ** 2)) < 1e-6
+    # the closed form of Theorem 1 at theta = eta = rho = 0 (Owen's T), over the square
+    rng = np.random.default_rng(3)
+    kappa, nu = rng.uniform(-1, 1, (2, 200))
+    for lam in (0.02, 0.3, 1.0):
+        np.testing.assert_allclose(np.asarray(ch6.manifold_risk_quadrature(kappa, nu, lam, TASK)),
+                                   np.asarray(manifold_risk(kappa, nu, lam, TASK)), rtol=1e-13)
+    # too few nodes is visibly wrong at large s: the test can fail
+    coarse = np.asarray(ch6.manifold_risk_quadrature(kappa, nu, 1.0, TASK, n_nodes=3))
+    assert np.max(np.abs(coarse - np.asarray(manifold_risk(kappa, nu, 1.0, TASK)))) > 1e-4
+    with pytest.raises(ValueError, match="n_nodes"):
+        ch6.manifold_risk_quadrature(0.0, 0.0, 0.1, TASK, n_nodes=0)
+    with pytest.raises(ValueError, match="lam"):
+        ch6.manifold_risk_quadrature(0.0, 0.0, 0.0, TASK)
+
+
 def test_points_on_manifold_have_the_prescribed_overlaps(directions):
     ks, vs = directions
     kappa = np.array([0.3, -1.0, 1.0, 0.0])

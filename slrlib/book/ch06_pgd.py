@@ -7,7 +7,10 @@ the closed-form risk, Lemma 14), :func:`gradients_from_partials` and
 4-dimensional span, and by ``jax.grad`` in :math:`\mathbb R^d`), :func:`manifold_drift`
 (distance to :math:`\mathcal M` at every step of PGD started on it, Lemma 4) and
 :func:`reduced_vs_full` (Lemma 7's map against full PGD, from pairs on :math:`\mathcal M`
-with prescribed :math:`(\kappa, \nu)`, :func:`~slrlib.core.geometry.directions_with_overlaps`).
+with prescribed :math:`(\kappa, \nu)`, :func:`~slrlib.core.geometry.directions_with_overlaps`),
+and :func:`manifold_risk_quadrature` (Lemma 6 written out a second time, with
+:math:`\zeta` by Gauss–Hermite quadrature: the independent reference that the closed form
+of Theorem 1 is checked against on :math:`\mathcal M`).
 """
 
 from __future__ import annotations
@@ -24,9 +27,9 @@ from slrlib.core.risk import overlaps, population_risk, risk_from_overlaps
 from slrlib.core.task import SLRTask, check_directions, check_task
 from slrlib.experiments import PGDConfig, resolve_config, run_pgd_experiment
 from slrlib.training.pgd import pgd, reduced_pgd
-from slrlib.validation import as_float_array, check_finite, check_real_scalar
+from slrlib.validation import as_float_array, check_finite, check_positive_int, check_real_scalar
 
-__all__ = ["overlap_partials", "gradients_from_partials", "euclidean_gradients", "ManifoldDrift", "manifold_drift",
+__all__ = ["manifold_risk_quadrature", "overlap_partials", "gradients_from_partials", "euclidean_gradients", "ManifoldDrift", "manifold_drift",
            "ReducedVsFull", "reduced_vs_full"]
 
 
@@ -210,3 +213,67 @@ def reduced_vs_full(config: PGDConfig | str = "fig4b", starts=None, key=None) ->
     gap = np.maximum(np.abs(fk - rk), np.abs(fn - rn)).max(axis=0)
     return ReducedVsFull(np.asarray(r.steps), fk, fn, rk, rn, gap, np.asarray(r.risk),
                          np.asarray(red.risk), np.asarray(r.distance).max(axis=0), config, seconds_full, seconds)
+
+
+def manifold_risk_quadrature(kappa, nu, lam, task: SLRTask, n_nodes: int = 100) -> jax.Array:
+    r"""Lemma 6 of the paper written out from its statement, with :math:`\zeta` by Gauss–Hermite quadrature.
+
+    .. math::
+
+        \mathcal R_\lambda(\kappa, \nu) = \varepsilon^2 + (L-1)\,\zeta(0, \lambda)
+        + \gamma^2\Big[1 - 2\nu\operatorname{erf}\Big(\frac{\lambda q\kappa}{\sqrt{1 + 2\lambda^2\gamma^2}}\Big)
+        + \zeta(\lambda q\kappa, \lambda\gamma)\Big],
+        \qquad q = \sqrt{d/2},
+
+    where :math:`\zeta(t, s) = \mathbb E[\operatorname{erf}(t + sG)^2]
+    \approx \pi^{-1/2}\sum_i w_i\operatorname{erf}(t + \sqrt2\,s\,x_i)^2` with the
+    ``n_nodes`` Gauss–Hermite nodes :math:`x_i` and weights :math:`w_i`. This shares no code
+    with :func:`slrlib.manifold_risk` (which sets :math:`\theta = \eta = \rho = 0` in the
+    closed form of Proposition 15, whose :math:`\zeta` is Owen's T function and whose
+    derivatives use the exact :math:`\partial_t\zeta`): it is the second derivation that
+    chapter 6 checks Theorem 1 against on :math:`\mathcal M`, and, differentiated by ``jax``,
+    an independent :math:`\partial_\kappa\mathcal R`. The integrand is entire; with the default
+    100 nodes the quadrature is exact to round-off for :math:`s \le 1` (tested against the
+    special values :math:`\zeta(0, s) = \frac2\pi\arcsin\frac{2s^2}{1+2s^2}` and
+    :math:`\zeta(t, 0) = \operatorname{erf}(t)^2`).
+
+    Parameters
+    ----------
+    kappa, nu : array_like
+        Overlaps :math:`\kappa = \langle k, k^\star\rangle`, :math:`\nu = \langle v, v^\star\rangle`
+        in :math:`[-1, 1]`; they broadcast together. May be traced (``jax.grad``).
+    lam : float
+        Inverse temperature :math:`\lambda > 0`.
+    task : SLRTask
+        The task (:math:`d`, :math:`L`, :math:`\gamma`, :math:`\varepsilon`).
+    n_nodes : int
+        Number of Gauss–Hermite nodes, ``>= 1``.
+
+    Returns
+    -------
+    jax.Array
+        The risk, of the broadcast shape of ``kappa`` and ``nu``.
+
+    Raises
+    ------
+    ValueError
+        When ``lam`` is not a real number ``> 0`` or ``n_nodes`` is not a positive integer.
+    """
+    from jax.scipy.special import erf
+
+    task = check_task(task)
+    lam = check_real_scalar(lam, "lam", minimum=0.0, strict=True)
+    n_nodes = check_positive_int(n_nodes, "n_nodes")
+    nodes, weights = np.polynomial.hermite.hermgauss(n_nodes)
+    nodes, weights = jnp.asarray(nodes), jnp.asarray(weights)
+
+    def zeta_gh(t, s):
+        t = jnp.asarray(t, dtype=float)
+        return jnp.sum(weights * erf(t[..., None] + np.sqrt(2.0) * s * nodes) ** 2, axis=-1) / np.sqrt(np.pi)
+
+    kappa, nu = jnp.broadcast_arrays(jnp.asarray(kappa, dtype=float), jnp.asarray(nu, dtype=float))
+    q = np.sqrt(task.d / 2.0)
+    g2 = task.gamma**2
+    t = lam * q * kappa
+    relevant = g2 * (1.0 - 2.0 * nu * erf(t / np.sqrt(1.0 + 2.0 * lam**2 * g2)) + zeta_gh(t, lam * task.gamma))
+    return task.eps**2 + (task.L - 1) * zeta_gh(0.0, lam) + relevant
