@@ -511,3 +511,25 @@ def test_multi_head_risk_mc_against_the_exact_risk(record_z):
         multi.multi_head_risk_mc(K, V, Ks, Vs, 0.3, task, jax.random.key(0), 1)
     with pytest.raises(ValueError, match="lam"):
         multi.multi_head_risk_mc(K, V, Ks, Vs, -1.0, task, jax.random.key(0), 10)
+
+
+def test_heads_separated():
+    """Against the criterion written out by hand for two heads (both assignments)."""
+    rng = np.random.default_rng(0)
+    k = rng.uniform(-1, 1, size=(500, 2, 2))
+    a = np.abs(k)
+    by_hand = (((a[:, 0, 0] > 0.8) & (a[:, 1, 1] > 0.8) & (a[:, 0, 1] < 0.3) & (a[:, 1, 0] < 0.3))
+               | ((a[:, 0, 1] > 0.8) & (a[:, 1, 0] > 0.8) & (a[:, 0, 0] < 0.3) & (a[:, 1, 1] < 0.3)))
+    got = multi.heads_separated(k)
+    assert got.shape == (500,)
+    np.testing.assert_array_equal(got, by_hand)
+    assert 0 < by_hand.sum() < 500
+    assert bool(multi.heads_separated([[0.1, -0.95], [0.9, 0.2]]))          # swapped heads
+    assert not bool(multi.heads_separated([[0.9, 0.85], [0.1, 0.2]]))        # one head for both
+    assert bool(multi.heads_separated([[0.5, 0.0], [0.0, 0.5]], own_min=0.4))
+    three = np.eye(3)[[2, 0, 1]] * 0.9
+    assert bool(multi.heads_separated(three))
+    with pytest.raises(ValueError, match="shape"):
+        multi.heads_separated(np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="finite"):
+        multi.heads_separated([[np.nan, 0.0], [0.0, 1.0]])

@@ -43,6 +43,7 @@ Monte Carlo for several).
 
 from __future__ import annotations
 
+import itertools
 import math
 from functools import lru_cache, partial
 from typing import NamedTuple
@@ -69,6 +70,7 @@ __all__ = [
     "IdealCurves",
     "PopulationPGD",
     "RiskParts",
+    "heads_separated",
     "ideal_risk_curves",
     "multi_head_risk",
     "multi_head_risk_mc",
@@ -453,3 +455,40 @@ def ideal_risk_curves(K_star, V_star, task: MultiLocationTask, lams, *, n_nodes:
     ideal = multi_head_risk(Ks[:, None], Vs[:, None], Ks[:, None], Vs[:, None], grid, task, n_nodes=n_nodes)
     one = multi_head_risk(Ks[:, None, :1], Vs[:, None, :1], Ks[:, None], Vs[:, None], grid, task, n_nodes=n_nodes)
     return IdealCurves(lams, np.asarray(ideal), np.asarray(one), float(task.null_risk), float(task.eps**2))
+
+
+def heads_separated(kappa, *, own_min: float = 0.8, other_max: float = 0.3) -> np.ndarray:
+    r"""Whether the heads take one location each: for some assignment of the heads to the
+    locations, every head has :math:`|\kappa| >` ``own_min`` with its location and
+    :math:`|\kappa| <` ``other_max`` with every other one.
+
+    Parameters
+    ----------
+    kappa : array_like, shape (..., H, M) with H = M
+        Overlaps :math:`\kappa_{hm} = \langle k_h, k_m^\star\rangle` (signs are ignored).
+    own_min, other_max : float
+        The thresholds (defaults: the criterion of chapter 11, 0.8 and 0.3).
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape (...)
+
+    Raises
+    ------
+    ValueError
+        When ``kappa`` is not of shape (..., H, H) or not finite.
+    """
+    k = np.abs(np.asarray(kappa, dtype=float))
+    if k.ndim < 2 or k.shape[-1] != k.shape[-2] or k.shape[-1] == 0:
+        raise ValueError(f"kappa must have shape (..., H, M) with H = M >= 1, got shape {k.shape}")
+    if not np.all(np.isfinite(k)):
+        raise ValueError("kappa must be finite")
+    H = k.shape[-1]
+    eye = np.eye(H, dtype=bool)
+    out = np.zeros(k.shape[:-2], dtype=bool)
+    for perm in itertools.permutations(range(H)):
+        m = k[..., list(perm)]                      # head h matched to location perm[h], on the diagonal
+        own = np.where(eye, m, np.inf).min(axis=(-2, -1))
+        other = np.where(eye, -np.inf, m).max(axis=(-2, -1)) if H > 1 else np.full(k.shape[:-2], -np.inf)
+        out |= (own > own_min) & (other < other_max)
+    return out
