@@ -479,3 +479,57 @@ def test_ideal_risk_curves():
         multi.ideal_risk_curves(Ks, Vs, task, [])
     with pytest.raises(ValueError, match="K_star"):
         multi.ideal_risk_curves(Ks[0], Vs[0], task, [0.5])
+
+
+def test_multi_head_risk_mc_against_the_exact_risk(record_z):
+    """Fresh sequences per run, each with its own task directions, agree with the quadrature
+    within their standard errors; the standard error is that of the squared errors' mean."""
+    task = MultiLocationTask(6, 4, 2, 0.8, 0.3)
+    stars = [task.oracle_directions(k) for k in jax.random.split(jax.random.key(40), 3)]
+    Ks = jnp.stack([s[0] for s in stars])
+    Vs = jnp.stack([s[1] for s in stars])
+    K, V = _heads(jax.random.key(41), 2, task.d)
+    K = jnp.stack([K, Ks[1], K])  # run 1: the ideal heads of its own task
+    V = jnp.stack([V, Vs[1], V])
+    for lam in (0.3, 1.2):
+        est = multi.multi_head_risk_mc(K, V, Ks, Vs, lam, task, jax.random.key(42), 30_000, batch_size=7000)
+        exact = np.asarray(multi.multi_head_risk(K, V, Ks, Vs, lam, task))
+        assert est.mean.shape == est.stderr.shape == (3,) and est.n == 30_000
+        z = _z(est.mean, est.stderr, exact)
+        for zi in z:
+            record_z(zi, f"multi_head_risk_mc, lam={lam}")
+        assert np.all(np.abs(z) < Z_TOL), (z, est.mean, exact)
+    # the same key gives the same draws
+    a = multi.multi_head_risk_mc(K, V, Ks, Vs, 0.3, task, jax.random.key(5), 100, batch_size=100)
+    b = multi.multi_head_risk_mc(K, V, Ks, Vs, 0.3, task, jax.random.key(5), 100, batch_size=100)
+    np.testing.assert_array_equal(a.mean, b.mean)
+    with pytest.raises(ValueError, match="K and V"):
+        multi.multi_head_risk_mc(K[0], V[0], Ks, Vs, 0.3, task, jax.random.key(0), 10)
+    with pytest.raises(ValueError, match="K_star"):
+        multi.multi_head_risk_mc(K, V, Ks[:2], Vs[:2], 0.3, task, jax.random.key(0), 10)
+    with pytest.raises(ValueError, match="n_samples"):
+        multi.multi_head_risk_mc(K, V, Ks, Vs, 0.3, task, jax.random.key(0), 1)
+    with pytest.raises(ValueError, match="lam"):
+        multi.multi_head_risk_mc(K, V, Ks, Vs, -1.0, task, jax.random.key(0), 10)
+
+
+def test_heads_separated():
+    """Against the criterion written out by hand for two heads (both assignments)."""
+    rng = np.random.default_rng(0)
+    k = rng.uniform(-1, 1, size=(500, 2, 2))
+    a = np.abs(k)
+    by_hand = (((a[:, 0, 0] > 0.8) & (a[:, 1, 1] > 0.8) & (a[:, 0, 1] < 0.3) & (a[:, 1, 0] < 0.3))
+               | ((a[:, 0, 1] > 0.8) & (a[:, 1, 0] > 0.8) & (a[:, 0, 0] < 0.3) & (a[:, 1, 1] < 0.3)))
+    got = multi.heads_separated(k)
+    assert got.shape == (500,)
+    np.testing.assert_array_equal(got, by_hand)
+    assert 0 < by_hand.sum() < 500
+    assert bool(multi.heads_separated([[0.1, -0.95], [0.9, 0.2]]))          # swapped heads
+    assert not bool(multi.heads_separated([[0.9, 0.85], [0.1, 0.2]]))        # one head for both
+    assert bool(multi.heads_separated([[0.5, 0.0], [0.0, 0.5]], own_min=0.4))
+    three = np.eye(3)[[2, 0, 1]] * 0.9
+    assert bool(multi.heads_separated(three))
+    with pytest.raises(ValueError, match="shape"):
+        multi.heads_separated(np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="finite"):
+        multi.heads_separated([[np.nan, 0.0], [0.0, 1.0]])

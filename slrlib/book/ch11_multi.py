@@ -43,6 +43,7 @@ Monte Carlo for several).
 
 from __future__ import annotations
 
+import itertools
 import math
 from functools import lru_cache, partial
 from typing import NamedTuple
@@ -60,6 +61,8 @@ from slrlib.validation import (
     check_unit_norm,
     is_concrete,
 )
+from slrlib.core.montecarlo import MonteCarloEstimate, RunningMoments
+from slrlib.core.predictors import multi_head_erf_attention
 from slrlib.core.task import MultiLocationTask
 
 __all__ = [
@@ -67,8 +70,10 @@ __all__ = [
     "IdealCurves",
     "PopulationPGD",
     "RiskParts",
+    "heads_separated",
     "ideal_risk_curves",
     "multi_head_risk",
+    "multi_head_risk_mc",
     "multi_head_risk_parts",
     "sgd_task_directions",
     "sphere_pgd",
@@ -277,6 +282,69 @@ def multi_head_risk(K, V, K_star, V_star, lam, task: MultiLocationTask, *, n_nod
     return multi_head_risk_parts(K, V, K_star, V_star, lam, task, n_nodes=n_nodes).total
 
 
+def multi_head_risk_mc(K, V, K_star, V_star, lam, task: MultiLocationTask, key: jax.Array, n_samples: int, *,
+                       batch_size: int = 5000) -> MonteCarloEstimate:
+    r"""Monte Carlo estimate of the risk of the multi-head predictor (31), one per run, with its
+    standard error: the independent check of :func:`multi_head_risk`.
+
+    Run ``r`` draws ``n_samples`` fresh sequences of the task (30) with its own directions
+    ``K_star[r], V_star[r]`` (:meth:`MultiLocationTask.sample`, batches of ``batch_size``) and
+    averages :math:`(Y - T^{(K_r, V_r)}_\lambda(\mathbb X))^2`.
+
+    Parameters
+    ----------
+    K, V : array_like, shape (runs, H, d)
+        Unit key and value directions of each run's heads.
+    K_star, V_star : array_like, shape (runs, M, d)
+        Each run's task directions.
+    lam : float
+        Inverse temperature :math:`\lambda \ge 0`.
+    task : MultiLocationTask
+    key : jax.Array
+        A ``jax.random`` key; run ``r`` uses ``jax.random.split(key, runs)[r]``.
+    n_samples : int
+        Sequences per run, ``>= 2``.
+    batch_size : int
+        Sequences per batch (memory: ``batch_size * L * d`` floats).
+
+    Returns
+    -------
+    MonteCarloEstimate
+        ``mean`` and ``stderr`` of shape (runs,), and ``n = n_samples``.
+
+    Raises
+    ------
+    ValueError
+        When the shapes do not match, a direction is not unit, ``lam < 0`` or ``n_samples < 2``.
+    """
+    task = _check_task(task)
+    K = _check_heads(K, "K", task.d)
+    V = _check_heads(V, "V", task.d)
+    if K.ndim != 3 or K.shape != V.shape:
+        raise ValueError(f"K and V must have the same shape (runs, H, d), got {K.shape} and {V.shape}")
+    Ks = as_float_array(K_star, "K_star")
+    Vs = as_float_array(V_star, "V_star")
+    if Ks.shape != (K.shape[0], task.M, task.d) or Vs.shape != Ks.shape:
+        raise ValueError(f"K_star and V_star must have shape (runs, M, d) = ({K.shape[0]}, {task.M}, {task.d}), "
+                         f"got {Ks.shape} and {Vs.shape}")
+    lam = check_real_scalar(lam, "lam", minimum=0.0)
+    n_samples = check_positive_int(n_samples, "n_samples")
+    if n_samples < 2:
+        raise ValueError(f"n_samples must be >= 2 to estimate a standard error, got {n_samples}")
+    batch_size = min(check_positive_int(batch_size, "batch_size"), n_samples)
+    means, stderrs = [], []
+    for r, run_key in enumerate(jax.random.split(key, K.shape[0])):
+        acc = RunningMoments()
+        for i, batch_key in enumerate(jax.random.split(run_key, -(-n_samples // batch_size))):
+            n = min(batch_size, n_samples - i * batch_size)
+            s = task.sample(batch_key, n, Ks[r], Vs[r])
+            acc.add(np.asarray(jnp.square(multi_head_erf_attention(s.X, K[r], V[r], lam) - s.y)))
+        est = acc.estimate()
+        means.append(est.mean)
+        stderrs.append(est.stderr)
+    return MonteCarloEstimate(np.asarray(means), np.asarray(stderrs), n_samples)
+
+
 # ------------------------------------------------------------------- PGD on the population risk
 class PopulationPGD(NamedTuple):
     """Projected gradient descent on the exact risk: final directions and the logged risk."""
@@ -387,3 +455,40 @@ def ideal_risk_curves(K_star, V_star, task: MultiLocationTask, lams, *, n_nodes:
     ideal = multi_head_risk(Ks[:, None], Vs[:, None], Ks[:, None], Vs[:, None], grid, task, n_nodes=n_nodes)
     one = multi_head_risk(Ks[:, None, :1], Vs[:, None, :1], Ks[:, None], Vs[:, None], grid, task, n_nodes=n_nodes)
     return IdealCurves(lams, np.asarray(ideal), np.asarray(one), float(task.null_risk), float(task.eps**2))
+
+
+def heads_separated(kappa, *, own_min: float = 0.8, other_max: float = 0.3) -> np.ndarray:
+    r"""Whether the heads take one location each: for some assignment of the heads to the
+    locations, every head has :math:`|\kappa| >` ``own_min`` with its location and
+    :math:`|\kappa| <` ``other_max`` with every other one.
+
+    Parameters
+    ----------
+    kappa : array_like, shape (..., H, M) with H = M
+        Overlaps :math:`\kappa_{hm} = \langle k_h, k_m^\star\rangle` (signs are ignored).
+    own_min, other_max : float
+        The thresholds (defaults: the criterion of chapter 11, 0.8 and 0.3).
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape (...)
+
+    Raises
+    ------
+    ValueError
+        When ``kappa`` is not of shape (..., H, H) or not finite.
+    """
+    k = np.abs(np.asarray(kappa, dtype=float))
+    if k.ndim < 2 or k.shape[-1] != k.shape[-2] or k.shape[-1] == 0:
+        raise ValueError(f"kappa must have shape (..., H, M) with H = M >= 1, got shape {k.shape}")
+    if not np.all(np.isfinite(k)):
+        raise ValueError("kappa must be finite")
+    H = k.shape[-1]
+    eye = np.eye(H, dtype=bool)
+    out = np.zeros(k.shape[:-2], dtype=bool)
+    for perm in itertools.permutations(range(H)):
+        m = k[..., list(perm)]                      # head h matched to location perm[h], on the diagonal
+        own = np.where(eye, m, np.inf).min(axis=(-2, -1))
+        other = np.where(eye, -np.inf, m).max(axis=(-2, -1)) if H > 1 else np.full(k.shape[:-2], -np.inf)
+        out |= (own > own_min) & (other < other_max)
+    return out
