@@ -90,6 +90,8 @@ def typed_numbers(text: str) -> list[tuple[int, str, float, str]]:
                 continue  # a single digit: "2 cores", "1/L", counting
             if not exponent and STRUCTURAL.search(line[: m.start()].rstrip()):
                 continue
+            if line[m.start() - 1: m.start()] == "(" and line[m.end(): m.end() + 1] == ")" and not decimals:
+                continue  # "(31)": an equation of the paper
             if re.fullmatch(r"(19|20)\d\d", m.group(0)) and re.search(r"(al\.|[A-Z][a-z]+)\s*$", line[: m.start()]):
                 continue  # a year after an author: "Li et al. 2024"
             found.append((n, m.group(0).strip(), _value(m.group(0).strip().split("x")[0].split("×")[0]), raw.strip()))
@@ -144,6 +146,12 @@ ALLOWED: dict[str, dict[float, str]] = {
                1e-6: "an exercise's perturbation"},
     "07_theorem5": {1e-300: "the smallest float64 values erfc keeps", 24: "the starting points the cell builds",
                     40401: "201 x 201, the grid the cell sets", 95: "the band's definition (2.5% and 97.5% quantiles)"},
+    "11_multi": {121: "the quadrature's nodes per axis (slrlib.book.ch11_multi's rule)",
+                 60000: "the simulated sequences of the cell (3 x 20 000)",
+                 3.5: "2/3.5: the schedule's arithmetic", 0.57: "2/3.5, arithmetic", 0.095: "2/21, arithmetic",
+                 2.5: "the band's definition", 97.5: "the band's definition"},
+    "12_probing": {768: "bert-base-uncased's width, as the paper states", 15552: "the paper's training set size",
+                   440: "the download size of bert-base-uncased"},
     "13_token_selection": {90: "the accuracy the exercise-style question asks about"},
     "04_bayes": {1e-300: "the range of hard_oracle_risk's quadrature, a property of the method"},
 }
