@@ -358,3 +358,40 @@ def test_batch_figures_small(monkeypatch):
     plots.plot_endpoints_grid(data, lams=(0.1, 1.0))
     with pytest.raises(ValueError, match="lam"):
         plots.plot_endpoints(data, lam=0.5)
+
+
+# --------------------------------------------------------------------------- head start, Monte Carlo
+def test_head_start_swap_rates_against_a_chi_square_test():
+    from scipy.stats import chi2_contingency
+
+    labels = np.array([2, 2, 0, 2, 0, 0, 2, 0, 0, 0, 2, 0])
+    eta0 = np.array([0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1])
+    nu0 = np.array([0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95])
+    h = beyond.head_start_swap_rates(labels, -eta0, nu0)  # signs do not matter
+    assert (h.n_ahead, h.swapped_ahead, h.n_behind, h.swapped_behind) == (6, 3, 6, 2)
+    assert h.rate_ahead == 0.5 and h.rate_behind == pytest.approx(1 / 3) and h.ratio == pytest.approx(1.5)
+    # Pearson's chi-square without continuity correction on the 2x2 table is z^2.
+    chi2 = chi2_contingency([[3, 3], [2, 4]], correction=False)[0]
+    assert h.z**2 == pytest.approx(chi2, rel=1e-12)
+    assert h.z > 0
+    with pytest.raises(ValueError, match="non-empty"):
+        beyond.head_start_swap_rates(labels, eta0 + 1, nu0)
+    with pytest.raises(ValueError, match="same length"):
+        beyond.head_start_swap_rates(labels[:3], eta0, nu0)
+
+
+def test_monte_carlo_risks_agree_with_the_closed_forms():
+    from slrlib.core.montecarlo import MonteCarloEstimate
+
+    key = jax.random.key(7)
+    k_star, v_star = SMALL.oracle_directions(key)
+    k, v = uniform_directions(jax.random.key(8), SMALL.d, ())
+    k = 0.8 * k_star + 0.6 * (k - (k @ k_star) * k_star) / np.linalg.norm(k - (k @ k_star) * k_star)
+    est, closed = beyond.monte_carlo_risks(k, v_star, k_star, v_star, 0.5, SMALL, jax.random.key(9),
+                                           n_samples=20_000)
+    assert set(est) == set(closed) == {"end", "oracle", "end - oracle"}
+    for name in est:
+        assert isinstance(est[name], MonteCarloEstimate)
+        assert abs(float(est[name].z_score(closed[name]))) < 4.5
+    # the point is worse than the oracle by many standard errors of the paired difference
+    assert closed["end - oracle"] > 10 * float(est["end - oracle"].stderr)

@@ -51,7 +51,9 @@ from slrlib.validation import (
 )
 from slrlib.training.pgd import PGDResult, pgd
 from slrlib.core.gaussian import zeta
-from slrlib.core.risk import risk_kernel, risk_from_overlaps
+from slrlib.core.predictors import erf_attention
+from slrlib.core.montecarlo import monte_carlo_mean
+from slrlib.core.risk import oracle_risk, population_risk, risk_kernel, risk_from_overlaps
 from slrlib.core.task import SLRTask, check_task
 
 __all__ = [
@@ -61,13 +63,16 @@ __all__ = [
     "CriticalPoint",
     "SphereDerivatives",
     "SwappedPoint",
+    "HeadStart",
     "Sweep",
     "TiltedBranch",
     "TransverseMultipliers",
     "classify_outcomes",
     "critical_lambda",
     "final_overlaps",
+    "head_start_swap_rates",
     "lambda_sweep",
+    "monte_carlo_risks",
     "noise_floor",
     "oracle_plane_hessian",
     "oracle_transverse_eigenvalue",
@@ -131,6 +136,64 @@ def outcome_counts(labels) -> dict[str, int]:
     """How many runs have each outcome: ``{name: count}`` over :data:`OUTCOMES`."""
     labels = np.asarray(labels)
     return {name: int(np.sum(labels == i)) for i, name in enumerate(OUTCOMES)}
+
+
+class HeadStart(NamedTuple):
+    r"""Swap frequencies of the runs whose key starts closer to :math:`v^\star` than the value
+    (:math:`|\eta_0| > |\nu_0|`, "ahead") and of the others ("behind"), see :func:`head_start_swap_rates`."""
+
+    n_ahead: int
+    swapped_ahead: int
+    n_behind: int
+    swapped_behind: int
+    rate_ahead: float
+    rate_behind: float
+    ratio: float  # rate_ahead / rate_behind (inf when no run behind swaps)
+    z: float  # two-proportion z-statistic of rate_ahead - rate_behind (pooled standard error)
+
+
+def head_start_swap_rates(labels, eta0, nu0) -> HeadStart:
+    r"""How often runs swap, split by the key's head start :math:`|\eta_0| > |\nu_0|`.
+
+    Parameters
+    ----------
+    labels : array_like of int, shape (runs,)
+        Outcome codes of :func:`classify_outcomes` (2 = swapped).
+    eta0, nu0 : array_like, shape (runs,)
+        Initial overlaps :math:`\eta_0 = \langle k_0, v^\star\rangle` and
+        :math:`\nu_0 = \langle v_0, v^\star\rangle`.
+
+    Returns
+    -------
+    HeadStart
+        Counts and frequencies in the two groups, their ratio, and the two-proportion
+        z-statistic :math:`z = (\hat p_1 - \hat p_2)/\sqrt{\hat p(1-\hat p)(1/n_1 + 1/n_2)}`
+        with the pooled frequency :math:`\hat p` (about standard normal when both groups swap
+        equally often).
+
+    Raises
+    ------
+    ValueError
+        When the arrays do not have the same length, or one group is empty.
+    """
+    labels = np.asarray(labels)
+    eta0 = np.abs(np.asarray(eta0, dtype=float))
+    nu0 = np.abs(np.asarray(nu0, dtype=float))
+    if labels.ndim != 1 or eta0.shape != labels.shape or nu0.shape != labels.shape:
+        raise ValueError(f"labels, eta0 and nu0 must be 1-d of the same length, got shapes "
+                         f"{labels.shape}, {eta0.shape}, {nu0.shape}")
+    ahead = eta0 > nu0
+    swapped = labels == 2
+    n1, n2 = int(ahead.sum()), int((~ahead).sum())
+    if n1 == 0 or n2 == 0:
+        raise ValueError(f"both groups must be non-empty, got {n1} runs ahead and {n2} behind")
+    s1, s2 = int(swapped[ahead].sum()), int(swapped[~ahead].sum())
+    p1, p2 = s1 / n1, s2 / n2
+    pooled = (s1 + s2) / (n1 + n2)
+    se = math.sqrt(pooled * (1 - pooled) * (1 / n1 + 1 / n2))
+    z = (p1 - p2) / se if se > 0 else 0.0
+    ratio = p1 / p2 if p2 > 0 else math.inf
+    return HeadStart(n1, s1, n2, s2, p1, p2, ratio, z)
 
 
 # --------------------------------------------------------------------------- risk pieces
@@ -204,6 +267,48 @@ def swapped_point(lam, task: SLRTask) -> SwappedPoint:
     zero = np.zeros_like(lam)
     risk = np.asarray(risk_from_overlaps(zero, zero, theta, zero + 1.0, zero, lam, task))
     return SwappedPoint(theta, risk, theta_free, np.sqrt(1.0 + theta**2))
+
+
+def monte_carlo_risks(k, v, k_star, v_star, lam, task: SLRTask, key, n_samples: int = 20_000,
+                      batch_size: int = 5_000) -> tuple[dict, dict]:
+    r"""The risks of :math:`(k, v)` and of the oracle at one :math:`\lambda`, and their difference,
+    by Monte Carlo on common sequences and in closed form (Theorem 1).
+
+    Parameters
+    ----------
+    k, v, k_star, v_star : array_like, shape (d,)
+        The point and the task's directions.
+    lam : float
+        The inverse temperature.
+    task : SLRTask
+    key : jax.Array
+        Key of :func:`slrlib.core.montecarlo.monte_carlo_mean`.
+    n_samples, batch_size : int
+        Number of sequences and batch size.
+
+    Returns
+    -------
+    estimates : dict of MonteCarloEstimate
+        Keys ``"end"``, ``"oracle"``, ``"end - oracle"``: means of the squared errors of the erf
+        predictor at :math:`(k, v)`, at :math:`(k^\star, v^\star)`, and of their difference on the
+        same sequences (whose standard error is that of the difference).
+    closed : dict of float
+        The same three quantities from :func:`slrlib.core.risk.population_risk` and
+        :func:`slrlib.core.risk.oracle_risk`.
+    """
+    task = check_task(task)
+    lam = check_real_scalar(lam, "lam", minimum=0.0, strict=True)
+
+    def stat(s):
+        e_end = jnp.square(s.y - erf_attention(s.X, k, v, lam))
+        e_orc = jnp.square(s.y - erf_attention(s.X, k_star, v_star, lam))
+        return {"end": e_end, "oracle": e_orc, "end - oracle": e_end - e_orc}
+
+    est = monte_carlo_mean(stat, task, k_star, v_star, key, n_samples, batch_size=batch_size)
+    closed = {"end": float(population_risk(k, v, k_star, v_star, lam, task)),
+              "oracle": float(oracle_risk(lam, task))}
+    closed["end - oracle"] = closed["end"] - closed["oracle"]
+    return dict(est), closed
 
 
 # --------------------------------------------------------------------------- sphere-product calculus
