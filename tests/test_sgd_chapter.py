@@ -225,6 +225,11 @@ def test_one_step_contraction_formula():
     out = sc.one_step_check(SMALL, alpha=0.03, overlaps=(0.5, 0.6, 0.2, -0.1, 0.3), **DRAWS)
     assert out["s_k"] > 0 and out["s_v"] > 0
     assert abs(out["s_k"] / out["half_trace_k"] - 1) < 0.2
+    for p in ("k", "v"):
+        # The Taylor + Monte Carlo bound holds, and is tight enough to reject a leading term off by 20 %.
+        gap, tol = abs(out["s_" + p] - out["half_trace_" + p]), out["expansion_tol_" + p]
+        assert gap <= tol, (p, gap, tol)
+        assert tol < 0.2 * out["half_trace_" + p], (p, tol)
     effect = 0
     for name in ("kappa", "nu", "theta", "eta", "rho"):
         mean, se, pgd_change, pred = out[name]

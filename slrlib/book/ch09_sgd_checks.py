@@ -376,9 +376,25 @@ def one_step_check(task: SLRTask | None = None, *, lam: float = 2.0, alpha: floa
     is the exact step followed by a contraction of every overlap by the factor :math:`1 - s`.
 
     Returns ``s_k, s_v`` (the contraction rates), ``half_trace_k, half_trace_v``
-    (:math:`\tfrac{\alpha^2}{2}\operatorname{tr}\operatorname{Cov}`, their leading term), and for each overlap
-    ``kappa, nu, theta, eta, rho`` a tuple ``(mean stochastic change, its standard error, exact
-    PGD change, predicted stochastic change)``.
+    (:math:`\tfrac{\alpha^2}{2}\operatorname{tr}\operatorname{Cov}`, their leading term),
+    ``expansion_tol_k, expansion_tol_v`` (a bound on :math:`|s - \tfrac{\alpha^2}{2}\operatorname{tr}\operatorname{Cov}|`,
+    see below), and for each overlap ``kappa, nu, theta, eta, rho`` a tuple ``(mean stochastic
+    change, its standard error, exact PGD change, predicted stochastic change)``.
+
+    **The bound.** With :math:`x_i = \alpha^2|g_i|^2` (draw :math:`i`), :math:`m` their mean and
+    :math:`\bar x = \alpha^2|\bar g|^2`, Taylor's theorem with remainder gives
+    :math:`(1 + x)^{-1/2} = 1 - x/2 + r(x)`, :math:`0 \le r(x) \le \tfrac38 x^2`, and
+    :math:`\sqrt{1 + \bar x} = 1 + \bar x/2 - r_2`, :math:`0 \le r_2 \le \bar x^2/8`. Multiplying out,
+    :math:`s - \tfrac{\alpha^2}2\widehat{\operatorname{tr}\operatorname{Cov}} = \tfrac{\alpha^2}{2}(|\hat g|^2 - |\bar g|^2)
+    + e`, :math:`\hat g` the sample mean, with
+    :math:`|e| \le \big(\tfrac38\overline{x^2} + \tfrac18\bar x^2 + \tfrac14 m\bar x\big)(1 + m + \bar x)` (the
+    last factor covers the third-order cross terms). The first term is Monte Carlo error: with
+    :math:`\delta = \hat g - \bar g \sim \mathcal N(0, \operatorname{Cov}/n)`,
+    :math:`|\hat g|^2 - |\bar g|^2 = 2\bar g^\top\delta + |\delta|^2`, bounded by 4.5 standard errors of
+    the first part, :math:`4.5\cdot 2\sqrt{\bar g^\top\operatorname{Cov}\,\bar g/n}`, plus
+    :math:`(1 + 4.5\sqrt2)\operatorname{tr}\operatorname{Cov}/n` for the second (its mean plus 4.5 of its
+    standard deviations, at most :math:`\sqrt2\operatorname{tr}\operatorname{Cov}/n`).
+    ``expansion_tol`` is the sum of the two bounds.
     """
     if task is None:
         from slrlib.experiments import SGD_CONFIGS
@@ -405,6 +421,8 @@ def one_step_check(task: SLRTask | None = None, *, lam: float = 2.0, alpha: floa
         "s_v": float(1.0 - nv.mean() * math.sqrt(1.0 + alpha**2 * bv @ bv)),
         "half_trace_k": 0.5 * alpha**2 * float(np.sum(ck**2, axis=1).mean()),
         "half_trace_v": 0.5 * alpha**2 * float(np.sum(cv**2, axis=1).mean()),
+        "expansion_tol_k": _expansion_tolerance(gk, bk, alpha),
+        "expansion_tol_v": _expansion_tolerance(gv, bv, alpha),
     }
     pairs = {"kappa": (k, ks, k1, kp, nk, bk), "eta": (k, vs, k1, kp, nk, bk),
              "nu": (v, vs, v1, vp, nv, bv), "theta": (v, ks, v1, vp, nv, bv)}
@@ -419,6 +437,20 @@ def one_step_check(task: SLRTask | None = None, *, lam: float = 2.0, alpha: floa
     out["rho"] = (float(change.mean()), float(change.std(ddof=1) / math.sqrt(n_draws)), float(kp @ vp - rho),
                   float(pred))
     return out
+
+
+def _expansion_tolerance(g, g_bar, alpha: float) -> float:
+    r"""The bound of :func:`one_step_check` on :math:`|s - \tfrac{\alpha^2}2\operatorname{tr}\operatorname{Cov}|`
+    from draws ``g`` (n, d) of the tangent gradient with exact mean ``g_bar`` (d,)."""
+    n = g.shape[0]
+    x = alpha**2 * np.sum(g**2, axis=1)
+    m, x_bar = float(x.mean()), float(alpha**2 * g_bar @ g_bar)
+    taylor = (0.375 * float(np.mean(x**2)) + 0.125 * x_bar**2 + 0.25 * m * x_bar) * (1.0 + m + x_bar)
+    c = g - g.mean(axis=0)
+    cov_gbar = float(np.mean((c @ g_bar) ** 2))           # g_bar^T Cov g_bar
+    tr_cov = float(np.sum(c**2, axis=1).mean())
+    monte_carlo = 0.5 * alpha**2 * (4.5 * 2.0 * math.sqrt(cov_gbar / n) + (1.0 + 4.5 * math.sqrt(2.0)) * tr_cov / n)
+    return taylor + monte_carlo
 
 
 def contraction_rates(K, V, k_star, v_star, task: SLRTask, *, lam, alpha, batch_size, key, n_draws: int = 10_000):
