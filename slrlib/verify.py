@@ -36,7 +36,7 @@ import numpy as np
 
 __all__ = ["Check", "CheckFailed", "check", "check_z", "check_bound", "check_that", "records", "DEFAULT_Z_MAX"]
 
-#: Largest |z| that :func:`check_z` accepts by default.
+#: Largest absolute z-score that :func:`check_z` accepts by default.
 DEFAULT_Z_MAX = 4.5
 
 _LEDGER: list["Check"] = []

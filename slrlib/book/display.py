@@ -5,8 +5,9 @@ in Jupyter it renders as an HTML table; printed (``print(table(...))``) or in a 
 a fixed-width text table.
 
 Numbers quoted in the prose are computed, never typed: a cell calls
-``glue_numbers(kappa_final=kappa, runs_recovered=count)`` and the prose writes
-``{glue:text}`kappa_final:.3f` `` (myst-nb's glue; the format spec is applied to the number).
+``glue_numbers(kappa_final=kappa, runs_recovered=count)`` and the prose shows the first with
+myst-nb's ``glue:text`` role and the content ``kappa_final:.3f`` (the format spec is applied to
+the number).
 """
 
 from __future__ import annotations
@@ -101,7 +102,8 @@ def first_passage(x, level: float, steps, *, absolute: bool = False) -> np.ndarr
 def glue_numbers(**values) -> None:
     """Glue numbers for the chapter's prose (myst-nb ``glue``), without displaying them.
 
-    Each keyword becomes a glue key; the prose shows it with ``{glue:text}`key:.3f` ``. The value
+    Each keyword becomes a glue key; the prose shows it with the ``glue:text`` role, whose content
+    is the key and a format spec (``key:.3f``). The value
     is converted to a plain Python ``int`` (integer arrays and numbers) or ``float`` (the
     format spec of ``{glue:text}`` applies to its text), or kept when it is a ``str``.
 

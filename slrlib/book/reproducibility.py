@@ -15,7 +15,7 @@ PACKAGES = ("jax", "jaxlib", "numpy", "scipy", "matplotlib", "ipywidgets", "tran
 
 
 def cpu_model() -> str:
-    """The CPU's model name (``/proc/cpuinfo``), else what :mod:`platform` reports."""
+    """The CPU's model name (``/proc/cpuinfo``), else what Python's ``platform`` module reports."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
