@@ -18,7 +18,7 @@ from slrlib.plots.style import COLORS, FIGSIZE, new_figure
 from slrlib.book.ch02_selectors import norm_selector_accuracy, relevant_token, sq_norm_laws
 from slrlib.core.task import SLRTask
 
-__all__ = ["token_clouds", "norm_histograms", "norm_laws"]
+__all__ = ["sentiment_sketch", "token_clouds", "norm_histograms", "norm_laws"]
 
 _RELEVANT = COLORS["monte_carlo"]
 _OTHER = COLORS["null"]
@@ -162,4 +162,58 @@ def norm_laws(task: SLRTask) -> Figure:
         fontsize=10,
     )
     ax.legend(fontsize=8, loc="upper right")
+    return fig
+
+
+#: The sentence pairs of Figure 1(a), from the authors' slides: each pair differs in one token,
+#: which flips the sentiment, and that token sits at a different position in the two pairs.
+SENTIMENT_PAIRS = (
+    (("Everyone", "I", "know", "goes", "well", "in", "the", "end."), 4, ("positive", "negative"), "ill"),
+    (("And,", "I'm", "feeling", "good."), 3, ("positive", "negative"), "awful."),
+)
+
+
+def sentiment_sketch(pairs=SENTIMENT_PAIRS) -> Figure:
+    r"""Figure 1(a) of the paper, drawn: one token decides the output, wherever it stands.
+
+    Each pair of sentences differs in a single token (highlighted), and changing it flips the
+    sentiment. The deciding token is at a different position in each pair: this is the
+    token-wise sparsity with a random location that single-location regression models.
+
+    Parameters
+    ----------
+    pairs : sequence of (tokens, position, (label, flipped label), replacement)
+        The sentence as a tuple of tokens, the 0-based position of the deciding token, the two
+        labels, and the token that replaces it in the second sentence.
+    """
+    for tokens, pos, labels, replacement in pairs:
+        if not 0 <= pos < len(tokens):
+            raise ValueError(f"position must index a token of {tokens!r}, got {pos!r}")
+        if replacement == tokens[pos]:
+            raise ValueError(f"replacement must differ from the token it replaces, got {replacement!r} twice")
+    fig = new_figure(figsize=(FIGSIZE[0] * 1.35, 0.75 * len(pairs) * 2 + 0.4))
+    ax = fig.add_subplot()
+    ax.set_axis_off()
+    row = 0.0
+    width = max(len(tokens) for tokens, *_ in pairs)
+    for tokens, pos, labels, replacement in pairs:
+        for variant, label in enumerate(labels):
+            words = list(tokens)
+            if variant:
+                words[pos] = replacement
+            for i, word in enumerate(words):
+                deciding = i == pos
+                ax.text(i, -row, word, ha="center", va="center", fontsize=10,
+                        bbox=dict(boxstyle="round,pad=0.3",
+                                  facecolor=_RELEVANT if deciding else "white",
+                                  edgecolor=_RELEVANT if deciding else _OTHER, alpha=0.9))
+            ax.annotate("", xy=(width + 0.3, -row), xytext=(len(words) - 0.4, -row),
+                        arrowprops=dict(arrowstyle="->", color=_OTHER))
+            ax.text(width + 0.45, -row, label, ha="left", va="center", fontsize=10,
+                    color=COLORS["bayes"] if label == "positive" else COLORS["linear"])
+            row += 1.0
+        row += 0.6
+    ax.set_xlim(-0.8, width + 2.2)
+    ax.set_ylim(-row + 0.9, 0.7)
+    ax.set_title("One token decides the sentiment, at a position that varies", fontsize=11)
     return fig
