@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]_*.md"))
+CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]_*.md")) + [ROOT / "book" / "related_work.md"]
 
 STRUCTURAL = re.compile(
     r"(?:chapters?|Chapters?|Figures?|Fig\.|eqs?\.|equations?|Theorems?|Lemmas?|Propositions?|Corollar(?:y|ies)|"
