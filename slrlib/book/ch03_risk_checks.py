@@ -6,7 +6,8 @@ computations that share no formula with them:
 
 * :func:`gaussian_expectation` and :func:`zeta_quadrature`: one-dimensional Gaussian
   expectations by adaptive quadrature (``scipy.integrate.quad``);
-* :func:`lemma18_checks`: each identity of Lemma 18 (and around) beside its quadrature value;
+* :func:`lemma18`: items (i)-(vi) of Lemma 18 in closed form; :func:`lemma18_checks`: each
+  of them (and the identities around them) beside its quadrature value;
 * :func:`zeta_derivative_checks`: ``jax.grad`` of :func:`slrlib.core.gaussian.zeta` against
   finite differences of its *values* (which also tests the heat equation
   :math:`\partial_s\zeta = s\,\partial_t^2\zeta` that the library's derivative relies on);
@@ -19,6 +20,9 @@ computations that share no formula with them:
   that the closed form of Proposition 15 is built from;
 * :func:`prop15_terms`: the fourteen terms of Proposition 15, one by one (to show how much
   each weighs, hence how small an error in one of them a check can see).
+* :func:`prop15_expectations`: the nine Gaussian expectations of the proof of Proposition 15,
+  by Stein's lemma and Lemma 18 and by Monte Carlo; :func:`prop15_assembled`: the four parts of
+  the risk assembled from them, to compare with the groups of terms of :func:`prop15_terms`.
 """
 
 from __future__ import annotations
