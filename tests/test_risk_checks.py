@@ -10,8 +10,9 @@ import pytest
 
 from slrlib.core.geometry import uniform_directions, manifold_directions, directions_with_overlaps
 from slrlib import SLRTask, oracle_risk, overlaps, population_risk, zeta
-from slrlib.book.ch03_risk_checks import (closed_form_vs_monte_carlo, gaussian_expectation, lemma18_checks,
-                                          points_from_specs, prop15_terms, risk_by_quadrature,
+from slrlib.book.ch03_risk_checks import (closed_form_vs_monte_carlo, gaussian_expectation, lemma18, lemma18_checks,
+                                          points_from_specs, prop15_assembled, prop15_expectations,
+                                          prop15_terms, risk_by_quadrature,
                                           zeta_derivative_checks, zeta_quadrature)
 from slrlib import monte_carlo_risk, risk_from_overlaps
 from slrlib.core.predictors import erf_attention
@@ -61,7 +62,7 @@ def test_zeta_quadrature_rejects_bad_input():
 @pytest.mark.parametrize("a, b", [(0.0, 0.3), (0.7, 0.4), (2.5, -1.2), (-1.3, 2.0), (6.0, 0.1)])
 def test_lemma18_identities_match_quadrature(a, b):
     rows = lemma18_checks(a, b)
-    assert len(rows) == 7
+    assert len(rows) == 9
     for row in rows:
         assert abs(row.difference) < 1e-12, row
 
@@ -287,3 +288,47 @@ def test_risk_by_quadrature_rejects_bad_input():
         risk_by_quadrature(0.5, 0, 0, 0, 0, 0.1, "task")
     with pytest.raises(ValueError, match="task must be"):
         prop15_terms(0.5, 0, 0, 0, 0, 0.1, None)
+
+
+# ------------------------------------------------ Proposition 15, expectation by expectation
+def test_lemma18_items_special_values():
+    items = lemma18(0.0, 0.3)  # a = 0: no randomness
+    assert items["i"] == pytest.approx(math.erf(0.3), rel=1e-15)
+    assert items["iii"] == pytest.approx(-2 * 0.3 * 2 / math.sqrt(math.pi) * math.exp(-0.09), rel=1e-14)
+    assert items["v"] == 0.0
+    assert lemma18(1.2, 0.0)["vi"] == 0.0  # odd integrand
+
+
+@pytest.mark.parametrize("task, ov, lam", OFF_POINTS[1:3] + OFF_POINTS[4:5])
+def test_prop15_expectations_match_monte_carlo(task, ov, lam):
+    rows = prop15_expectations(*ov, lam, task, seed=3, n=200_000)
+    assert len(rows) == 9
+    assert max(abs(r.z) for r in rows) < Z_TOL, rows
+
+
+@pytest.mark.parametrize("task, ov, lam", OFF_POINTS)
+def test_prop15_assembled_equals_the_groups_of_terms(task, ov, lam):
+    parts, terms = prop15_assembled(*ov, lam, task), list(prop15_terms(*ov, lam, task).values())
+    groups = {"relevant": sum(terms[1:9]), "noise": terms[9] + terms[10], "noise pairs": terms[11],
+              "cross": terms[12] + terms[13]}
+    for name, value in groups.items():
+        assert parts[name] == pytest.approx(value, rel=1e-12, abs=1e-14), name
+
+
+def test_prop15_expectations_detect_a_wrong_identity(monkeypatch):
+    import slrlib.book.ch03_risk_checks as mod
+    task, ov, lam = OFF_POINTS[2]
+    exact = mod.lemma18
+    monkeypatch.setattr(mod, "lemma18", lambda a, b=0.0: {**exact(a, b), "vi": 1.5 * exact(a, b)["vi"]})
+    rows = prop15_expectations(*ov, lam, task, seed=3, n=200_000)
+    assert max(abs(r.z) for r in rows) > Z_TOL
+
+
+def test_prop15_expectations_rejects_bad_input():
+    task = SLRTask(d=40, L=5)
+    with pytest.raises(ValueError, match="positive semi-definite"):
+        prop15_expectations(0.5, 0.9, 0.0, 0.9, -0.9, 0.1, task)
+    with pytest.raises(ValueError, match="n must be"):
+        prop15_expectations(0.5, 0.5, 0.0, 0.0, 0.0, 0.1, task, n=1)
+    with pytest.raises(ValueError, match="task must be"):
+        prop15_assembled(0.5, 0, 0, 0, 0, 0.1, None)

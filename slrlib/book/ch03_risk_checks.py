@@ -6,7 +6,8 @@ computations that share no formula with them:
 
 * :func:`gaussian_expectation` and :func:`zeta_quadrature`: one-dimensional Gaussian
   expectations by adaptive quadrature (``scipy.integrate.quad``);
-* :func:`lemma18_checks`: each identity of Lemma 18 (and around) beside its quadrature value;
+* :func:`lemma18`: items (i)-(vi) of Lemma 18 in closed form; :func:`lemma18_checks`: each
+  of them (and the identities around them) beside its quadrature value;
 * :func:`zeta_derivative_checks`: ``jax.grad`` of :func:`slrlib.core.gaussian.zeta` against
   finite differences of its *values* (which also tests the heat equation
   :math:`\partial_s\zeta = s\,\partial_t^2\zeta` that the library's derivative relies on);
@@ -19,6 +20,9 @@ computations that share no formula with them:
   that the closed form of Proposition 15 is built from;
 * :func:`prop15_terms`: the fourteen terms of Proposition 15, one by one (to show how much
   each weighs, hence how small an error in one of them a check can see).
+* :func:`prop15_expectations`: the nine Gaussian expectations of the proof of Proposition 15,
+  by Stein's lemma and Lemma 18 and by Monte Carlo; :func:`prop15_assembled`: the four parts of
+  the risk assembled from them, to compare with the groups of terms of :func:`prop15_terms`.
 """
 
 from __future__ import annotations
@@ -36,7 +40,6 @@ from slrlib.validation import check_key, check_real_scalar
 from slrlib.core.gaussian import (
     expected_erf,
     expected_erf_prime,
-    expected_erf_prime_sq_centered,
     expected_erf_sq_centered,
     zeta,
     zeta_dt,
@@ -49,6 +52,7 @@ __all__ = [
     "gaussian_expectation",
     "zeta_quadrature",
     "IdentityCheck",
+    "lemma18",
     "lemma18_checks",
     "ZetaDerivativeChecks",
     "zeta_derivative_checks",
@@ -62,6 +66,9 @@ __all__ = [
     "QuadratureRisk",
     "risk_by_quadrature",
     "prop15_terms",
+    "Prop15Expectation",
+    "prop15_expectations",
+    "prop15_assembled",
 ]
 
 _SQRT_2PI = math.sqrt(2.0 * math.pi)
@@ -127,39 +134,73 @@ class IdentityCheck(NamedTuple):
         return self.closed_form - self.numerical
 
 
+_ERF_PRIME = lambda x: 2.0 / math.sqrt(math.pi) * math.exp(-x * x)  # noqa: E731
+_ERF_SECOND = lambda x: -2.0 * x * _ERF_PRIME(x)  # noqa: E731
+
+
+def lemma18(a: float, b: float = 0.0) -> dict[str, float]:
+    r"""The six identities of Lemma 18, items (i)-(vi), in closed form at one point (plain ``math``).
+
+    With :math:`G \sim \mathcal N(0,1)`, :math:`c = 1 + 2a^2` and :math:`c' = 1 + 4a^2`:
+
+    * (i) :math:`\mathbb E\operatorname{erf}(aG+b) = \operatorname{erf}(b/\sqrt c)`;
+    * (ii) :math:`\mathbb E\operatorname{erf}'(aG+b) = c^{-1/2}\operatorname{erf}'(b/\sqrt c)`;
+    * (iii) :math:`\mathbb E\operatorname{erf}''(aG+b) = c^{-1}\operatorname{erf}''(b/\sqrt c)`;
+    * (iv) :math:`\mathbb E\operatorname{erf}'(aG+b)^2 = \tfrac{2}{\sqrt{\pi c'}}\operatorname{erf}'(\sqrt2 b/\sqrt{c'})`;
+    * (v) :math:`\mathbb E[G\operatorname{erf}(aG)\operatorname{erf}'(aG)] = \tfrac{4a}{\pi c\sqrt{c'}}` (at ``b = 0``);
+    * (vi) :math:`\mathbb E[\operatorname{erf}(aG+b)\operatorname{erf}'(aG+b)] = c^{-1/2}\operatorname{erf}\big(b/\sqrt{cc'}\big)\operatorname{erf}'(b/\sqrt c)`.
+
+    Returns a dict with keys ``"i"`` to ``"vi"``. Used by :func:`prop15_expectations` to
+    assemble Proposition 15 from Lemma 18, and checked against quadrature by
+    :func:`lemma18_checks`.
+    """
+    a = check_real_scalar(a, "a")
+    b = check_real_scalar(b, "b")
+    c, c4 = 1.0 + 2.0 * a * a, 1.0 + 4.0 * a * a
+    return {
+        "i": math.erf(b / math.sqrt(c)),
+        "ii": _ERF_PRIME(b / math.sqrt(c)) / math.sqrt(c),
+        "iii": _ERF_SECOND(b / math.sqrt(c)) / c,
+        "iv": 2.0 / math.sqrt(math.pi * c4) * _ERF_PRIME(math.sqrt(2.0) * b / math.sqrt(c4)),
+        "v": 4.0 * a / (math.pi * c * math.sqrt(c4)),
+        "vi": math.erf(b / math.sqrt(c * c4)) * _ERF_PRIME(b / math.sqrt(c)) / math.sqrt(c),
+    }
+
+
 def lemma18_checks(a: float, b: float, t: float | None = None, s: float | None = None) -> list[IdentityCheck]:
-    r"""The Gaussian identities behind the risk (Lemma 18 and around) at one point, each beside quadrature.
+    r"""Lemma 18, items (i)-(vi), and the identities around it, each beside adaptive quadrature.
 
     With :math:`G \sim \mathcal N(0,1)` and real ``a``, ``b`` (and ``t``, ``s >= 0`` for
-    :math:`\zeta`, by default ``t = b``, ``s = |a|``):
-
-    * :math:`\mathbb E\operatorname{erf}(aG+b) = \operatorname{erf}(b/\sqrt{1+2a^2})`;
-    * :math:`\mathbb E\operatorname{erf}'(aG+b) = \tfrac{2}{\sqrt\pi} e^{-b^2/(1+2a^2)}/\sqrt{1+2a^2}`;
-    * Stein's lemma :math:`\mathbb E[G\operatorname{erf}(aG+b)] = a\,\mathbb E\operatorname{erf}'(aG+b)`;
-    * :math:`\mathbb E\operatorname{erf}(aG)^2 = \tfrac{2}{\pi}\arcsin\tfrac{2a^2}{1+2a^2}`;
-    * :math:`\mathbb E\operatorname{erf}'(aG)^2 = \tfrac{4}{\pi\sqrt{1+4a^2}}`;
-    * :math:`\zeta(t,s)` (Owen's T closed form) and :math:`\partial_t\zeta(t,s) = 2\,\mathbb E[\operatorname{erf}\operatorname{erf}'(t+sG)]`.
-
-    The closed forms come from :mod:`slrlib.core.gaussian`; the numerical values from
+    :math:`\zeta`, by default ``t = b``, ``s = |a|``), the rows are, in order: the six items of
+    :func:`lemma18` (items (i), (ii) and (vi) through the library's
+    :func:`~slrlib.core.gaussian.expected_erf`, :func:`~slrlib.core.gaussian.expected_erf_prime`
+    and :func:`~slrlib.core.gaussian.zeta_dt`, item (v) at ``b = 0``), Stein's lemma
+    :math:`\mathbb E[G\operatorname{erf}(aG+b)] = a\,\mathbb E\operatorname{erf}'(aG+b)`,
+    :math:`\mathbb E\operatorname{erf}(aG)^2 = \tfrac{2}{\pi}\arcsin\tfrac{2a^2}{1+2a^2}` and
+    :math:`\zeta(t,s)` (Owen's T closed form). The numerical values come from
     :func:`gaussian_expectation` (adaptive quadrature).
     """
     a = check_real_scalar(a, "a")
     b = check_real_scalar(b, "b")
     t = b if t is None else check_real_scalar(t, "t")
     s = abs(a) if s is None else check_real_scalar(s, "s", minimum=0.0)
-    erf, erfp = math.erf, lambda x: 2.0 / math.sqrt(math.pi) * math.exp(-x * x)
+    erf, erfp, erfs = math.erf, _ERF_PRIME, _ERF_SECOND
     E = gaussian_expectation
     f = float
+    closed = lemma18(a, b)
+    x = lambda g: a * g + b  # noqa: E731
     return [
-        IdentityCheck("E erf(aG+b)", f(expected_erf(a, b)), E(lambda g: erf(a * g + b))),
-        IdentityCheck("E erf'(aG+b)", f(expected_erf_prime(a, b)), E(lambda g: erfp(a * g + b))),
-        IdentityCheck("E[G erf(aG+b)] = a E erf'(aG+b)", a * f(expected_erf_prime(a, b)),
-                      E(lambda g: g * erf(a * g + b))),
-        IdentityCheck("E erf(aG)^2", f(expected_erf_sq_centered(a)), E(lambda g: erf(a * g) ** 2)),
-        IdentityCheck("E erf'(aG)^2", f(expected_erf_prime_sq_centered(a)), E(lambda g: erfp(a * g) ** 2)),
+        IdentityCheck("(i) E erf(aG+b)", f(expected_erf(a, b)), E(lambda g: erf(x(g)))),
+        IdentityCheck("(ii) E erf'(aG+b)", f(expected_erf_prime(a, b)), E(lambda g: erfp(x(g)))),
+        IdentityCheck("(iii) E erf''(aG+b)", closed["iii"], E(lambda g: erfs(x(g)))),
+        IdentityCheck("(iv) E erf'(aG+b)^2", closed["iv"], E(lambda g: erfp(x(g)) ** 2)),
+        IdentityCheck("(v) E[G erf(aG) erf'(aG)]", closed["v"], E(lambda g: g * erf(a * g) * erfp(a * g))),
+        IdentityCheck("(vi) E[erf erf'](aG+b)", 0.5 * f(zeta_dt(b, abs(a))),
+                      E(lambda g: erf(x(g)) * erfp(x(g)))),
+        IdentityCheck("Stein: E[G erf(aG+b)] = a E erf'(aG+b)", a * f(expected_erf_prime(a, b)),
+                      E(lambda g: g * erf(x(g)))),
+        IdentityCheck("E erf(aG)^2 = (2/π) arcsin", f(expected_erf_sq_centered(a)), E(lambda g: erf(a * g) ** 2)),
         IdentityCheck("zeta(t,s) = E erf(t+sG)^2", f(zeta(t, s)), float(zeta_quadrature(t, s))),
-        IdentityCheck("d/dt zeta(t,s) = 2 E[erf erf'](t+sG)", f(zeta_dt(t, s)),
-                      E(lambda g: 2.0 * erf(t + s * g) * erfp(t + s * g))),
     ]
 
 
@@ -542,3 +583,128 @@ def prop15_terms(kappa: float, nu: float, theta: float, eta: float, rho: float, 
         "2(L-1) Cρ qθ erf(a)": 2.0 * (L - 1) * C * rho * q * theta * math.erf(a),
         "2(L-1) Cρ λγ²ρ/√c₂ erf'(a)": 2.0 * (L - 1) * C * rho * lam * g2 * rho / math.sqrt(c2) * erfp(a),
     }
+
+
+# ------------------------------------------------------- Proposition 15, expectation by expectation
+class Prop15Expectation(NamedTuple):
+    """One Gaussian expectation in the proof of Proposition 15: Lemma 18's value and a Monte Carlo estimate."""
+
+    name: str
+    closed_form: float
+    mc_mean: float
+    mc_stderr: float
+
+    @property
+    def z(self) -> float:
+        return (self.mc_mean - self.closed_form) / self.mc_stderr
+
+
+def _check_overlaps(kappa, nu, theta, eta, rho):
+    out = []
+    for x, name in ((kappa, "kappa"), (nu, "nu"), (theta, "theta"), (eta, "eta"), (rho, "rho")):
+        x = check_real_scalar(x, name)
+        if abs(x) > 1.0:
+            raise ValueError(f"{name} must lie in [-1, 1], got {x!r}")
+        out.append(x)
+    return out
+
+
+def _prop15_closed(kappa, nu, theta, eta, rho, lam, task) -> dict[str, float]:
+    # The eight expectations of the proof, from Stein's lemma and Lemma 18 only.
+    q, g = task.q, task.gamma
+    s, b = lam * g, lam * q * kappa                 # e(V) = erf(b + sV)
+    c2 = 1.0 + 2.0 * s * s
+    rel, noise = lemma18(s, b), lemma18(lam, 0.0)
+    z_rel = float(zeta(b, s))
+    z_0 = float(expected_erf_sq_centered(lam))
+    return {
+        "E[e(V)]": rel["i"],
+        "E[W e(V)]": rho * s * rel["ii"],
+        "E[U e(V)]": eta * s * rel["ii"],
+        "E[U W e(V)]": nu * rel["i"] + eta * rho * s * s * rel["iii"],
+        "E[e(V)²]": z_rel,
+        "E[W e(V)²]": 2.0 * rho * s * rel["vi"],
+        "E[W² e(V)²]": z_rel + 2.0 * rho * rho * s * s / c2 * (rel["iv"] - 2.0 * b * rel["vi"]),
+        "E[erf(λA) B]": rho * lam * noise["ii"],
+        "E[erf(λA)² B²]": z_0 + 2.0 * lam * rho * rho * noise["v"],
+    }
+
+
+def prop15_expectations(kappa: float, nu: float, theta: float, eta: float, rho: float, lam: float,
+                        task: SLRTask, seed: int = 0, n: int = 1_000_000) -> list[Prop15Expectation]:
+    r"""The Gaussian expectations that make up Proposition 15, by Lemma 18 and by Monte Carlo.
+
+    In the notation of the chapter's proof, :math:`(U, V, W)` is a centred Gaussian vector
+    with unit variances and covariances :math:`\operatorname{Cov}(U,V) = \eta`,
+    :math:`\operatorname{Cov}(U,W) = \nu`, :math:`\operatorname{Cov}(V,W) = \rho`;
+    :math:`e(V) = \operatorname{erf}(\lambda q\kappa + \lambda\gamma V)`; :math:`(A, B)` is a
+    centred Gaussian pair with unit variances and correlation :math:`\rho`. Each expectation
+    is computed twice: in closed form, by Stein's lemma and Lemma 18 (:func:`lemma18`), and by
+    plain Monte Carlo over ``n`` draws of these vectors (NumPy generator ``seed``), which uses
+    neither. The overlaps must be those of an actual pair :math:`(k, v)` (the covariance must
+    be positive semi-definite).
+
+    Returns
+    -------
+    list of Prop15Expectation
+        In the order ``E[e(V)]``, ``E[W e(V)]``, ``E[U e(V)]``, ``E[U W e(V)]``, ``E[e(V)²]``,
+        ``E[W e(V)²]``, ``E[W² e(V)²]``, ``E[erf(λA) B]``, ``E[erf(λA)² B²]``.
+
+    Raises
+    ------
+    ValueError
+        When an overlap is not in :math:`[-1, 1]`, the covariance is not positive
+        semi-definite, ``lam < 0``, ``n < 2`` or ``task`` is not an :class:`SLRTask`.
+    """
+    if not isinstance(task, SLRTask):
+        raise ValueError(f"task must be an SLRTask, got {type(task).__name__}")
+    kappa, nu, theta, eta, rho = _check_overlaps(kappa, nu, theta, eta, rho)
+    lam = check_real_scalar(lam, "lam", minimum=0.0)
+    if not isinstance(n, (int, np.integer)) or n < 2:
+        raise ValueError(f"n must be an integer >= 2, got {n!r}")
+    cov = np.array([[1.0, eta, nu], [eta, 1.0, rho], [nu, rho, 1.0]])
+    w, vecs = np.linalg.eigh(cov)
+    if w.min() < -1e-12:
+        raise ValueError(f"the overlaps give a covariance of (U, V, W) that is not positive semi-definite: {cov}")
+    root = vecs * np.sqrt(np.clip(w, 0.0, None))          # cov = root @ root.T
+    rng = np.random.default_rng(seed)
+    U, V, W = root @ rng.standard_normal((3, n))
+    A = rng.standard_normal(n)
+    B = rho * A + math.sqrt(1.0 - rho * rho) * rng.standard_normal(n)
+    from scipy.special import erf as _erf
+    e = _erf(lam * (task.q * kappa + task.gamma * V))
+    ea = _erf(lam * A)
+    samples = {
+        "E[e(V)]": e, "E[W e(V)]": W * e, "E[U e(V)]": U * e, "E[U W e(V)]": U * W * e,
+        "E[e(V)²]": e * e, "E[W e(V)²]": W * e * e, "E[W² e(V)²]": W * W * e * e,
+        "E[erf(λA) B]": ea * B, "E[erf(λA)² B²]": ea * ea * B * B,
+    }
+    closed = _prop15_closed(kappa, nu, theta, eta, rho, lam, task)
+    return [Prop15Expectation(name, closed[name], float(x.mean()), float(x.std(ddof=1) / math.sqrt(n)))
+            for name, x in samples.items()]
+
+
+def prop15_assembled(kappa: float, nu: float, theta: float, eta: float, rho: float, lam: float,
+                     task: SLRTask) -> dict[str, float]:
+    r"""The four parts of the risk, assembled from the expectations of :func:`prop15_expectations`.
+
+    With :math:`R = \gamma U - e(V)(q\theta + \gamma W)` (the relevant token's error) and
+    :math:`S = \operatorname{erf}(\lambda A)B` (one noise token's output),
+    :math:`\mathcal R_\lambda = \varepsilon^2 + \mathbb E R^2 + (L-1)\mathbb E S^2
+    + (L-1)(L-2)(\mathbb E S)^2 - 2(L-1)\mathbb E R\,\mathbb E S`. Returns these four parts
+    (keys ``"relevant"``, ``"noise"``, ``"noise pairs"``, ``"cross"``) computed from the
+    closed forms of the expectations (Stein's lemma and Lemma 18), to be compared with the
+    groups of terms of :func:`prop15_terms`.
+    """
+    if not isinstance(task, SLRTask):
+        raise ValueError(f"task must be an SLRTask, got {type(task).__name__}")
+    kappa, nu, theta, eta, rho = _check_overlaps(kappa, nu, theta, eta, rho)
+    lam = check_real_scalar(lam, "lam", minimum=0.0)
+    E = _prop15_closed(kappa, nu, theta, eta, rho, lam, task)
+    q, g, L = task.q, task.gamma, task.L
+    ER2 = (g * g - 2.0 * g * q * theta * E["E[U e(V)]"] - 2.0 * g * g * E["E[U W e(V)]"]
+           + q * q * theta * theta * E["E[e(V)²]"] + 2.0 * q * theta * g * E["E[W e(V)²]"] + g * g * E["E[W² e(V)²]"])
+    ER = -q * theta * E["E[e(V)]"] - g * E["E[W e(V)]"]
+    ES, ES2 = E["E[erf(λA) B]"], E["E[erf(λA)² B²]"]
+    return {"relevant": ER2, "noise": (L - 1) * ES2, "noise pairs": (L - 1) * (L - 2) * ES * ES,
+            "cross": -2.0 * (L - 1) * ER * ES}
