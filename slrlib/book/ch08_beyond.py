@@ -200,8 +200,10 @@ def head_start_swap_rates(labels, eta0, nu0) -> HeadStart:
 def noise_floor(lam, task: SLRTask):
     r"""The noise tokens' own contribution to the risk, :math:`(L-1)\,\zeta(0, \lambda)`.
 
-    It is the second term of Theorem 1 and does not depend on :math:`(k, v)`: every
-    predictor of the family pays it, the oracle included. At small :math:`\lambda` it is
+    It is the noise tokens' term of Lemma 6: on the manifold :math:`\mathcal M`
+    (:math:`k \perp v`, both orthogonal to the other task direction) it does not depend on
+    :math:`(k, v)`, so every predictor on :math:`\mathcal M` pays it, the oracle included. Off
+    :math:`\mathcal M` the noise tokens' term depends on :math:`\langle k, v\rangle` (Theorem 1). At small :math:`\lambda` it is
     about :math:`4\lambda^2(L-1)/\pi`. ``lam`` may be an array.
     """
     task = check_task(task)
