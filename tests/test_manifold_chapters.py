@@ -245,6 +245,39 @@ def test_jacobian_determinant_matches_the_jacobian():
     assert det[0] == pytest.approx(np.linalg.det(np.eye(2) - 0.2 * H), rel=1e-10)
 
 
+def test_reduced_jacobians_match_finite_differences_of_the_map():
+    from slrlib.training.pgd import reduced_map
+    pts = np.array([(0.0, 0.0), (0.3, -0.2), (-0.9, 0.7), (0.5, 0.99)])
+    J = t5.reduced_jacobians(pts[:, 0], pts[:, 1], TASK, lam=0.1, alpha=0.2)
+    assert J.shape == (4, 2, 2)
+    h = 1e-6
+    for col, (dk, dn) in enumerate([(h, 0.0), (0.0, h)]):
+        up = np.stack(reduced_map(pts[:, 0] + dk, pts[:, 1] + dn, 0.1, 0.2, TASK), axis=-1)
+        down = np.stack(reduced_map(pts[:, 0] - dk, pts[:, 1] - dn, 0.1, 0.2, TASK), axis=-1)
+        np.testing.assert_allclose(J[:, :, col], (np.asarray(up) - np.asarray(down)) / (2 * h), atol=1e-8)
+    # broadcasting and the grid shape
+    assert t5.reduced_jacobians(np.zeros((2, 3)), 0.5, TASK, lam=0.1, alpha=0.2).shape == (2, 3, 2, 2)
+    with pytest.raises(ValueError):
+        t5.reduced_jacobians(1.5, 0.0, TASK, lam=0.1, alpha=0.2)
+    with pytest.raises(ValueError):
+        t5.reduced_jacobians(0.0, 0.0, TASK, lam=0.1, alpha=0.0)
+
+
+def test_risk_hessians_match_finite_differences_of_the_gradient():
+    pts = np.array([(0.0, 0.0), (0.3, -0.2), (-0.7, 0.6)])
+    H = t5.risk_hessians(pts[:, 0], pts[:, 1], TASK, lam=0.1)
+    assert H.shape == (3, 2, 2)
+    np.testing.assert_allclose(H[0], manifold_hessian(0.0, 0.0, 0.1, TASK), rtol=1e-12)
+    h = 1e-6
+    for col, (dk, dn) in enumerate([(h, 0.0), (0.0, h)]):
+        up = np.stack(manifold_risk_grad(pts[:, 0] + dk, pts[:, 1] + dn, 0.1, TASK), axis=-1)
+        down = np.stack(manifold_risk_grad(pts[:, 0] - dk, pts[:, 1] - dn, 0.1, TASK), axis=-1)
+        np.testing.assert_allclose(H[:, :, col], (np.asarray(up) - np.asarray(down)) / (2 * h), atol=1e-8)
+    np.testing.assert_allclose(H[:, 0, 1], H[:, 1, 0], rtol=1e-12)
+    with pytest.raises(ValueError):
+        t5.risk_hessians(0.0, 0.0, TASK, lam=-1.0)
+
+
 @pytest.mark.roundoff
 def test_descent_check_agrees_with_logged_trajectories():
     k0 = np.array([0.4, -0.7, 0.05])

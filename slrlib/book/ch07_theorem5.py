@@ -52,6 +52,8 @@ __all__ = [
     "landscape",
     "limit_labels",
     "portrait_step",
+    "reduced_jacobians",
+    "risk_hessians",
     "saddle_stable_set",
 ]
 
@@ -272,6 +274,42 @@ def kappa_partial(kappa, nu, lam: float, task: SLRTask):
     x = a / np.sqrt(c4)
     bracket = jnp.where(nu == 1.0, -erfc(x), jnp.where(nu == -1.0, erfc(-x), erf(x) - nu))
     return 2.0 * g2 * lam * q / np.sqrt(c2) * erf_prime(a) * bracket
+
+
+def reduced_jacobians(kappa, nu, task: SLRTask, *, lam: float, alpha: float) -> np.ndarray:
+    r"""Jacobian matrices of the reduced map :math:`F` (Lemma 7) at each :math:`(\kappa, \nu)`
+    (arrays that broadcast), by ``jax.jacfwd`` under ``jax.vmap``; shape ``(..., 2, 2)``.
+
+    Used for Proposition 12: :math:`DF = I - \alpha D\Phi_\alpha` with :math:`D\Phi_\alpha`
+    bounded uniformly in :math:`\alpha`, so :math:`(I - DF)/\alpha` is the matrix to bound.
+    """
+    task = check_task(task)
+    kappa = _check_square(kappa, "kappa")
+    nu = _check_square(nu, "nu")
+    lam = check_real_scalar(lam, "lam", minimum=0.0, strict=True)
+    alpha = check_real_scalar(alpha, "alpha", minimum=0.0, strict=True)
+    kappa, nu = jnp.broadcast_arrays(kappa, nu)
+    d, gamma = float(task.d), task.gamma
+    jac = jax.jacfwd(lambda x: jnp.stack(reduced_map_kernel(x[0], x[1], lam, alpha, d, gamma)))
+    flat = jax.jit(jax.vmap(lambda k, n: jac(jnp.stack([k, n]))))(kappa.ravel(), nu.ravel())
+    return np.asarray(flat).reshape(kappa.shape + (2, 2))
+
+
+def risk_hessians(kappa, nu, task: SLRTask, *, lam: float) -> np.ndarray:
+    r"""Hessian matrices of the manifold risk :math:`\mathcal R_\lambda(\kappa, \nu)` (Lemma 6) at each
+    :math:`(\kappa, \nu)` (arrays that broadcast), by ``jax.hessian`` under ``jax.vmap``; shape
+    ``(..., 2, 2)``. Their largest spectral norm over the square is the Lipschitz constant
+    :math:`\ell` of the gradient in the proof of Proposition 8.
+    """
+    task = check_task(task)
+    kappa = _check_square(kappa, "kappa")
+    nu = _check_square(nu, "nu")
+    lam = check_real_scalar(lam, "lam", minimum=0.0, strict=True)
+    kappa, nu = jnp.broadcast_arrays(kappa, nu)
+    d, L = float(task.d), float(task.L)
+    hess = jax.hessian(lambda x: risk_kernel(x[0], x[1], 0.0, 0.0, 0.0, lam, d, L, task.gamma, task.eps))
+    flat = jax.jit(jax.vmap(lambda k, n: hess(jnp.stack([k, n]))))(kappa.ravel(), nu.ravel())
+    return np.asarray(flat).reshape(kappa.shape + (2, 2))
 
 
 def jacobian_determinant(kappa, nu, task: SLRTask, *, lam: float, alpha: float):
