@@ -17,6 +17,7 @@ import pytest
 BOOK = Path(__file__).resolve().parents[1] / "book"
 CHAPTERS = sorted(BOOK.glob("[0-9][0-9]_*.md")) + [BOOK / "related_work.md"]
 FENCE = re.compile(r"^(`{3,}|:{3,})\{([a-z-]+)\}\s*(.*)$")
+PLAIN_FENCE = re.compile(r"^(`{3,}|~{3,})\s*([A-Za-z0-9_+-]*)\s*$")
 CHECKS = ("check(", "check_z(", "check_bound(", "check_that(")
 
 
@@ -27,6 +28,14 @@ def directives(text: str):
     while i < len(lines):
         m = FENCE.match(lines[i])
         if not m:
+            plain = PLAIN_FENCE.match(lines[i])
+            if plain:  # a plain code block (or a stray fence): everything up to its close is literal
+                j = i + 1
+                while j < len(lines) and lines[j].rstrip() != plain.group(1):
+                    j += 1
+                yield "literal", "", {}, "\n".join(lines[i + 1 : j]), i
+                i = j + 1
+                continue
             i += 1
             continue
         fence, name, arg = m.groups()
@@ -51,7 +60,11 @@ def exercises_of(path: Path):
             code = False
             content = body
             if name == "solution-start":
-                end = next(s for n, _, _, _, s in found[k + 1:] if n == "solution-end")
+                end = next((s for n, _, _, _, s in found[k + 1:] if n in ("solution-end", "solution-start")), None)
+                if end is None or found[[s for *_, s in found].index(end)][0] != "solution-end":
+                    solutions.setdefault(arg, []).append({"folded": False, "code": False, "checked": False,
+                                                          "unclosed": True})
+                    continue
                 content = "\n".join(lines[start:end])
                 code = "{code-cell}" in content
             solutions.setdefault(arg, []).append({"folded": opts.get("class") == "dropdown", "code": code,
@@ -69,6 +82,11 @@ def test_the_scanner_reads_exercises_and_gated_solutions(tmp_path):
     assert ex == ["ex-a", "ex-b"]
     assert sol["ex-a"] == [{"folded": True, "code": True, "checked": True}]
     assert sol["ex-b"] == [{"folded": False, "code": False, "checked": False}]
+    # A stray fence inside a gated solution swallows its solution-end (the build then fails).
+    p.write_text("```{exercise}\n:label: ex-a\nQ\n```\n```{solution-start} ex-a\n:class: dropdown\n```\n"
+                 "A\n```\n\n```{solution-end}\n```\n")
+    _, sol = exercises_of(p)
+    assert sol["ex-a"][0].get("unclosed")
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
@@ -79,6 +97,7 @@ def test_chapter_has_three_exercises_each_with_one_folded_solution(path):
     assert len(set(exercises)) == len(exercises), f"{path.name}: duplicated exercise labels"
     for label in exercises:
         assert len(solutions.get(label, [])) == 1, f"{path.name}: exercise {label} has no (or several) solution"
+        assert not solutions[label][0].get("unclosed"), f"{path.name}: the solution of {label} has no solution-end"
         assert solutions[label][0]["folded"], f"{path.name}: the solution of {label} is not folded (:class: dropdown)"
     assert set(solutions) <= set(exercises), f"{path.name}: solutions to unknown exercises"
     assert any(s[0]["checked"] for s in solutions.values()), \
