@@ -51,6 +51,8 @@ __all__ = [
     "hard_oracle_error",
     "hard_oracle_risk",
     "bayes_excess_risk",
+    "reduced_token_draws",
+    "reduced_bayes_posterior",
     "paired_risk_difference",
     "ReliabilityTable",
     "reliability_table",
@@ -292,21 +294,40 @@ def bayes_excess_risk(task: SLRTask, key, n_samples: int = 100_000, batch_size: 
     return acc.estimate()
 
 
-def _reduced_posterior_variance(rng: np.random.Generator, n: int, task: SLRTask, log_pi: np.ndarray) -> np.ndarray:
-    """Conditional variances Var(X_J0^T v* | X) for n samples drawn through (t, u, r) per token."""
+def reduced_token_draws(rng: np.random.Generator, n: int, task: SLRTask, probs: np.ndarray):
+    r"""Draw ``n`` sequences through the three statistics per token that the Bayes posterior reads.
+
+    Returns ``(J0, t, u, r)``: the relevant positions (n,) and, per token (n, L),
+    :math:`t = X_\ell^\top k^\star`, :math:`u = X_\ell^\top v^\star`, :math:`r = \|X_\ell\|^2 - t^2 - u^2`;
+    given :math:`J_0` they are :math:`(q + \gamma G_1, \gamma G_2, \gamma^2\chi^2_{d-2})` for the relevant
+    token and :math:`(G_1, G_2, \chi^2_{d-2})` for the others. ``probs`` is the law of :math:`J_0`.
+    """
     L, gamma, q = task.L, task.gamma, task.q
-    J0 = rng.choice(L, size=n, p=np.exp(log_pi) / np.exp(log_pi).sum())
+    J0 = rng.choice(L, size=n, p=probs)
     rel = np.zeros((n, L), dtype=bool)
     rel[np.arange(n), J0] = True
     scale = np.where(rel, gamma, 1.0)
     t = np.where(rel, q, 0.0) + scale * rng.standard_normal((n, L))
     u = scale * rng.standard_normal((n, L))
     r = np.square(scale) * (rng.chisquare(task.d - 2, (n, L)) if task.d > 2 else 0.0)
-    g2inv = 1.0 / gamma**2
-    s = log_pi + q * g2inv * t + 0.5 * (1.0 - g2inv) * (np.square(t) + np.square(u) + r)
+    return J0, t, u, r
+
+
+def reduced_bayes_posterior(t: np.ndarray, u: np.ndarray, r: np.ndarray, task: SLRTask,
+                            log_pi: np.ndarray) -> np.ndarray:
+    """The Bayes posterior of :func:`slrlib.core.predictors.bayes_posterior` from ``(t, u, r)`` per token."""
+    g2inv = 1.0 / task.gamma**2
+    s = log_pi + task.q * g2inv * t + 0.5 * (1.0 - g2inv) * (np.square(t) + np.square(u) + r)
     s -= s.max(axis=1, keepdims=True)
     p = np.exp(s)
     p /= p.sum(axis=1, keepdims=True)
+    return p
+
+
+def _reduced_posterior_variance(rng: np.random.Generator, n: int, task: SLRTask, log_pi: np.ndarray) -> np.ndarray:
+    """Conditional variances Var(X_J0^T v* | X) for n samples drawn through (t, u, r) per token."""
+    _, t, u, r = reduced_token_draws(rng, n, task, np.exp(log_pi) / np.exp(log_pi).sum())
+    p = reduced_bayes_posterior(t, u, r, task, log_pi)
     m = np.sum(p * u, axis=1, keepdims=True)
     return np.sum(p * np.square(u - m), axis=1)
 

@@ -20,6 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.scipy.special import logsumexp
 
+from slrlib.book.ch04_bayes import reduced_bayes_posterior, reduced_token_draws
 from slrlib.core.montecarlo import MonteCarloEstimate, RunningMoments
 from slrlib.core.task import SLRTask, check_task
 from slrlib.validation import check_key, check_positive_int
@@ -100,22 +101,12 @@ def posterior_excess_risks(task: SLRTask, key, n_samples: int = 100_000,
     n_samples = check_positive_int(n_samples, "n_samples")
     batch_size = min(check_positive_int(batch_size, "batch_size"), n_samples)
     rng = np.random.default_rng(np.asarray(jax.random.key_data(key)).ravel().tolist())
-    L, gamma, q = task.L, task.gamma, task.q
     pi = np.asarray(task.pi, dtype=np.float64)
     acc = RunningMoments()
     for _ in range(-(-n_samples // batch_size)):
         n = batch_size
-        J0 = rng.choice(L, size=n, p=pi)
-        rel = np.zeros((n, L), dtype=bool)
-        rel[np.arange(n), J0] = True
-        scale = np.where(rel, gamma, 1.0)
-        t = np.where(rel, q, 0.0) + scale * rng.standard_normal((n, L))
-        u = scale * rng.standard_normal((n, L))
-        r = np.square(scale) * (rng.chisquare(task.d - 2, (n, L)) if task.d > 2 else 0.0)
-        g2inv = 1.0 / gamma**2
-        s = np.log(pi) + q * g2inv * t + 0.5 * (1.0 - g2inv) * (np.square(t) + np.square(u) + r)
-        p_bayes = np.exp(s - s.max(axis=1, keepdims=True))
-        p_bayes /= p_bayes.sum(axis=1, keepdims=True)
+        J0, t, u, r = reduced_token_draws(rng, n, task, pi)
+        p_bayes = reduced_bayes_posterior(t, u, r, task, np.log(pi))
         p_proj = np.asarray(projection_posterior(t, task))
         target = u[np.arange(n), J0]
         err_bayes = np.square(target - np.sum(p_bayes * u, axis=1))
