@@ -314,25 +314,12 @@ def risk_hessians(kappa, nu, task: SLRTask, *, lam: float) -> np.ndarray:
 
 def jacobian_determinant(kappa, nu, task: SLRTask, *, lam: float, alpha: float):
     r"""Determinant of the Jacobian of the reduced map :math:`F` (Lemma 7) at each
-    :math:`(\kappa, \nu)` (arrays that broadcast), by ``jax.jacfwd`` under ``jax.vmap``.
+    :math:`(\kappa, \nu)` (arrays that broadcast): the determinants of :func:`reduced_jacobians`.
 
     Proposition 12 says it does not vanish on :math:`[-1, 1]^2` for small α; at
     :math:`(0, 0)` it is :math:`\det(I - \alpha\nabla^2\mathcal R(0, 0))`.
     """
-    task = check_task(task)
-    kappa = _check_square(kappa, "kappa")
-    nu = _check_square(nu, "nu")
-    lam = check_real_scalar(lam, "lam", minimum=0.0, strict=True)
-    alpha = check_real_scalar(alpha, "alpha", minimum=0.0, strict=True)
-    kappa, nu = jnp.broadcast_arrays(kappa, nu)
-    d, gamma = float(task.d), task.gamma
-
-    def det(k, n):
-        J = jax.jacfwd(lambda x: jnp.stack(reduced_map_kernel(x[0], x[1], lam, alpha, d, gamma)))(jnp.stack([k, n]))
-        return jnp.linalg.det(J)
-
-    flat = jax.jit(jax.vmap(det))(kappa.ravel(), nu.ravel())
-    return np.asarray(flat).reshape(kappa.shape)
+    return np.linalg.det(reduced_jacobians(kappa, nu, task, lam=lam, alpha=alpha))
 
 
 def limit_labels(kappa, nu, *, tol: float = 1e-3) -> np.ndarray:
