@@ -397,14 +397,55 @@ def test_figure_specs_small(tmp_path):
     red = fm.compute_reduced(SHORT, n_grid=11)
     table = _check_spec("ch6_reduced", red)
     assert table["run"].size == 24 * (SHORT.n_steps // SHORT.log_every + 1)
-    land = fm.compute_fig6(n_steps=100, log_every=10, n_grid=11, numerical=False)
-    table = _check_spec("fig6", land)
+    data = fm.compute_fig6(n_steps=100, log_every=10, n_grid=11, numerical=False, n_flow=9)
+    table = _check_spec("fig6", data)
     assert np.sum(table["layer"] == 2) == 5
+    assert np.sum(table["layer"] == 3) == 81
+    assert np.all(np.isfinite(table["v_kappa"][table["layer"] == 3]))
+    assert np.all(np.isnan(table["v_kappa"][table["layer"] != 3]))
     basins = fm.compute_basins(n_grid=9, n_curve=5, n_steps=600)
     table = _check_spec("ch7_basins", basins)
     assert np.sum(table["layer"] == 0) == 81
     figures.write_csv(table, tmp_path / "basins.csv")
     assert (tmp_path / "basins.csv").read_text().startswith("layer,kappa0,nu0,label")
+
+
+def test_kappa_nullcline_zeroes_the_kappa_derivative_of_the_risk():
+    """Independent of the factored form: central differences of the Lemma 6 risk in κ vanish on
+    the curve (to the difference's truncation + round-off) and change sign across it."""
+    lam, h = 0.3, 1e-5
+    kappa = np.linspace(-0.95, 0.95, 39)
+    nu = t5.kappa_nullcline(kappa, lam, TASK)
+    kappa, nu = kappa[np.abs(nu) < 0.9], nu[np.abs(nu) < 0.9]
+    risk = lambda k, n: np.asarray(manifold_risk(k, n, lam, TASK))
+    fd = (risk(kappa + h, nu) - risk(kappa - h, nu)) / (2 * h)
+    scale = np.abs((risk(kappa + h, nu + 0.05) - risk(kappa - h, nu + 0.05)) / (2 * h)).max()
+    assert np.abs(fd).max() < 1e-6 * scale
+    above = (risk(kappa + h, nu + 0.02) - risk(kappa - h, nu + 0.02)) / (2 * h)
+    below = (risk(kappa + h, nu - 0.02) - risk(kappa - h, nu - 0.02)) / (2 * h)
+    assert kappa.size >= 10 and np.all(above < 0) and np.all(below > 0)
+
+
+def test_flow_field_is_the_small_step_limit_of_the_reduced_map():
+    from slrlib.training.pgd import reduced_map
+
+    lam = 0.1
+    flow = t5.flow_field(lam, TASK, n_grid=7, n_curve=5)
+    K, N = np.meshgrid(flow.kappa, flow.nu)
+    errors = []
+    for alpha in (1e-4, 1e-5):
+        k1, n1 = (np.asarray(x) for x in reduced_map(K, N, lam, alpha, TASK))
+        errors.append(max(np.abs((k1 - K) / alpha - flow.v_kappa).max(), np.abs((n1 - N) / alpha - flow.v_nu).max()))
+    # (F(x) - x)/α = v + O(α): the error is small and shrinks about tenfold with α
+    assert errors[0] < 1e-3 and errors[1] < errors[0] / 5
+    assert flow.curve_kappa.shape == (5,) and flow.v_kappa.shape == (7, 7)
+    assert np.all(flow.v_kappa[:, [0, -1]] == 0) and np.all(flow.v_nu[[0, -1], :] == 0)   # invariant edges
+    with pytest.raises(ValueError, match="n_grid"):
+        t5.flow_field(lam, TASK, n_grid=1)
+    with pytest.raises(ValueError, match="lam"):
+        t5.flow_field(-1.0, TASK)
+    with pytest.raises(ValueError, match="kappa"):
+        t5.kappa_nullcline(np.array([1.5]), lam, TASK)
 
 
 def test_plot_landscape_slider_frame():

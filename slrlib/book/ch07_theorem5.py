@@ -7,7 +7,8 @@ its fixed points and reduced trajectories: Figure 6), :func:`descent_check`
 (Proposition 8, the risk along trajectories), :func:`jacobian_determinant`
 (Proposition 12), :func:`limit_labels` and :func:`basin_grid` (Propositions 11 and 13),
 :func:`saddle_stable_set` (the initialisations that converge to the saddle
-:math:`(0, 0)`, by bisection between the two basins). Step 1 (chapter 6) is
+:math:`(0, 0)`, by bisection between the two basins), :func:`flow_field` and
+:func:`kappa_nullcline` (the direction of the dynamics and its nullclines: Figure 6(b)). Step 1 (chapter 6) is
 :mod:`slrlib.book.ch06_pgd`.
 """
 
@@ -43,11 +44,14 @@ __all__ = [
     "LIMIT_NAMES",
     "BasinGrid",
     "DescentCheck",
+    "FlowField",
     "Landscape",
     "basin_grid",
     "default_starts",
     "descent_check",
+    "flow_field",
     "jacobian_determinant",
+    "kappa_nullcline",
     "kappa_partial",
     "landscape",
     "limit_labels",
@@ -177,6 +181,72 @@ def landscape(
         point_risk = np.asarray(manifold_risk(points[:, 0], points[:, 1], lam, task))
     return Landscape(lam, alpha, n_steps, axis, axis, risk, starts, np.asarray(red.kappa), np.asarray(red.nu),
                      check.max_increase, points, kinds, point_risk, numerical, table)
+
+
+class FlowField(NamedTuple):
+    r"""The direction of reduced PGD on :math:`\mathcal M` for a vanishing step (Figure 6(b)).
+
+    ``kappa``, ``nu`` (n,) grid axes; ``v_kappa``, ``v_nu`` (n, n), indexed ``[i_nu, i_kappa]``:
+    :math:`\lim_{\alpha\to 0}(F(x) - x)/\alpha = -\big((1-\kappa^2)\,\partial_\kappa\mathcal R,\;
+    (1-\nu^2)\,\partial_\nu\mathcal R\big)` (from eqs. 12–13), with the derivatives of
+    :func:`slrlib.training.pgd.manifold_risk_grad`; ``curve_kappa``, ``curve_nu`` (m,) the
+    interior nullcline of :math:`\kappa` (:func:`kappa_nullcline`).
+    """
+
+    lam: float
+    kappa: np.ndarray
+    nu: np.ndarray
+    v_kappa: np.ndarray
+    v_nu: np.ndarray
+    curve_kappa: np.ndarray
+    curve_nu: np.ndarray
+
+
+def kappa_nullcline(kappa, lam: float, task: SLRTask) -> np.ndarray:
+    r"""The curve of :math:`[-1, 1]^2` where :math:`\partial_\kappa\mathcal R = 0`, as
+    :math:`\nu` against :math:`\kappa` (our rewriting, from the factored form of
+    :func:`kappa_partial`):
+
+    .. math::
+
+        \nu = \operatorname{erf}\Big(\frac{\lambda q \kappa}{\sqrt{c_2 c_4}}\Big), \qquad
+        q = \sqrt{d/2},\; c_2 = 1 + 2\lambda^2\gamma^2,\; c_4 = 1 + 4\lambda^2\gamma^2.
+
+    Off it, :math:`\partial_\kappa\mathcal R` has the sign of :math:`\nu_{\rm curve} - \nu`,
+    so :math:`\kappa` grows above the curve and shrinks below it; :math:`\partial_\nu\mathcal R
+    = -2\gamma^2\operatorname{erf}(\lambda q\kappa/\sqrt{c_2})` vanishes only on :math:`\kappa = 0`.
+    """
+    task = check_task(task)
+    kappa = _check_square(kappa, "kappa")
+    lam = check_real_scalar(lam, "lam", minimum=0.0, strict=True)
+    from scipy.special import erf
+
+    g2 = task.gamma**2
+    c2 = 1.0 + 2.0 * lam**2 * g2
+    c4 = 1.0 + 4.0 * lam**2 * g2
+    return erf(lam * np.sqrt(task.d / 2.0) * np.asarray(kappa) / np.sqrt(c2 * c4))
+
+
+def flow_field(lam: float, task: SLRTask, *, n_grid: int = 41, n_curve: int = 401) -> FlowField:
+    r"""The :class:`FlowField` at one :math:`\lambda` on an ``n_grid`` × ``n_grid`` grid of
+    :math:`[-1, 1]^2`, with the nullcline of :func:`kappa_nullcline` at ``n_curve`` values of
+    :math:`\kappa`."""
+    from slrlib.training.pgd import manifold_risk_grad
+
+    task = check_task(task)
+    lam = check_real_scalar(lam, "lam", minimum=0.0, strict=True)
+    n_grid = check_positive_int(n_grid, "n_grid")
+    n_curve = check_positive_int(n_curve, "n_curve")
+    for name, n in (("n_grid", n_grid), ("n_curve", n_curve)):
+        if n < 2:
+            raise ValueError(f"{name} must be >= 2, got {n}")
+    axis = np.linspace(-1.0, 1.0, n_grid)
+    K, N = np.meshgrid(axis, axis)
+    dk, dn = manifold_risk_grad(K, N, lam, task)
+    v_kappa = -(1.0 - K**2) * np.asarray(dk)
+    v_nu = -(1.0 - N**2) * np.asarray(dn)
+    curve_kappa = np.linspace(-1.0, 1.0, n_curve)
+    return FlowField(lam, axis, axis, v_kappa, v_nu, curve_kappa, kappa_nullcline(curve_kappa, lam, task))
 
 
 class DescentCheck(NamedTuple):

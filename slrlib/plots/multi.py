@@ -64,7 +64,7 @@ def plot_fig9(exp: SGDExperiment) -> Figure:
 
     ax = axes[0]
     median_band(ax, steps, exp.excess_risk, COLORS["attention"], "excess risk (held out)")
-    ax.axhline(cfg.M * cfg.gamma**2, color=COLORS["null"], ls=":", lw=1.2, label=r"null predictor, $M\gamma^2$")
+    ax.axhline(cfg.M * cfg.gamma**2, color=COLORS["null"], ls=":", lw=1.2, label=r"null predictor, $m\gamma^2$")
     ax.set_ylabel(r"held-out risk $- \varepsilon^2$")
     ax.set_yscale("log")
     ax.legend(loc="upper right", fontsize=7)

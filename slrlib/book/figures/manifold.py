@@ -5,7 +5,7 @@ name                      chapter  what
 ========================  =======  ===============================================================
 ``ch6_drift``             6        distance to :math:`\mathcal M` at every step of Figure 4(b)'s runs (Lemma 4)
 ``ch6_reduced``           6        full PGD in :math:`\mathbb R^{400}` against the reduced map (Lemma 7)
-``fig6``                  7        Figure 6 (our reconstruction): the risk landscape on :math:`\mathcal M`
+``fig6``                  7        Figure 6 (our reconstruction): (a) the risk landscape on :math:`\mathcal M`, (b) the flow
 ``ch7_basins``            7        limits of reduced PGD from a 201 × 201 grid, the saddle's stable set
 ========================  =======  ===============================================================
 
@@ -25,7 +25,7 @@ from slrlib.experiments import PGD_CONFIGS, PGDConfig
 from slrlib.figures import FigureSpec, register
 from slrlib.book.plots.manifold import (
     plot_basins,
-    plot_landscape_data,
+    plot_figure6,
     plot_manifold_drift,
     plot_reduced_vs_full,
 )
@@ -33,9 +33,11 @@ from slrlib.core.risk import manifold_risk
 from slrlib.book.ch06_pgd import ManifoldDrift, ReducedVsFull, manifold_drift, reduced_vs_full
 from slrlib.book.ch07_theorem5 import (
     BasinGrid,
+    FlowField,
     Landscape,
     basin_grid,
     default_starts,
+    flow_field,
     landscape,
     saddle_stable_set,
 )
@@ -46,12 +48,14 @@ __all__ = [
     "BASIN_STEPS",
     "FIG6_LAM",
     "BasinFigure",
+    "Figure6",
     "ReducedFigure",
     "compute_basins",
     "compute_drift",
     "compute_fig6",
     "compute_reduced",
     "plot_basin_figure",
+    "plot_fig6",
     "plot_reduced",
 ]
 
@@ -128,32 +132,63 @@ def _reduced_table(data: ReducedFigure):
 
 
 # --------------------------------------------------------------------------- fig6
+class Figure6(NamedTuple):
+    """The data of ``fig6``: panel (a) the landscape, panel (b) the flow, at the same λ."""
+
+    landscape: Landscape
+    flow: FlowField
+
+
 def compute_fig6(n_steps: int = _FIG4B.n_steps, log_every: int = 50, n_grid: int = 121,
-                 numerical: bool = True) -> Landscape:
-    """The landscape at λ = 0.1 with the fixed points found by Newton's method and the
-    reduced trajectories at Figure 4(b)'s α = 4e-3 for 20 000 steps (logged every 50)."""
-    return landscape(FIG6_LAM, _FIG4B.task, alpha=_FIG4B.alpha, n_steps=n_steps, log_every=log_every,
+                 numerical: bool = True, n_flow: int = 121) -> Figure6:
+    """Panel (a): the landscape at λ = 0.1 with the fixed points found by Newton's method and the
+    reduced trajectories at Figure 4(b)'s α = 4e-3 for 20 000 steps (logged every 50). Panel (b):
+    the direction field on an ``n_flow`` × ``n_flow`` grid and the nullclines."""
+    land = landscape(FIG6_LAM, _FIG4B.task, alpha=_FIG4B.alpha, n_steps=n_steps, log_every=log_every,
                      n_grid=n_grid, numerical=numerical)
+    return Figure6(land, flow_field(FIG6_LAM, _FIG4B.task, n_grid=n_flow))
+
+
+def plot_fig6(data: Figure6):
+    """:func:`slrlib.book.plots.manifold.plot_figure6`."""
+    return plot_figure6(data.landscape, data.flow)
 
 
 _KIND_CODE = {"saddle": 0, "minimum": 1, "maximum": 2}
 
 
-def _landscape_table(land: Landscape):
-    """Layer 0: the risk grid; layer 1: trajectory points (index = path, step); layer 2: fixed
-    points (index = 0 saddle, 1 minimum, 2 maximum)."""
+def _landscape_table(data: Figure6):
+    """Panel (a): layer 0 the risk grid; layer 1 trajectory points (index = path, step); layer 2
+    fixed points (index = 0 saddle, 1 minimum, 2 maximum). Panel (b): layer 3 the direction field
+    (``v_kappa``, ``v_nu``); layer 4 the nullcline of κ. Columns a layer does not use hold NaN (or -1)."""
+    land, flow = data.landscape, data.flow
     K, N = np.meshgrid(land.kappa, land.nu)
+    FK, FN = np.meshgrid(flow.kappa, flow.nu)
     n_paths, n_log = land.paths_kappa.shape
     steps = np.arange(n_log) * (land.n_steps // (n_log - 1))
     p = len(land.kinds)
+    sizes = [K.size, n_paths * n_log, p, FK.size, flow.curve_kappa.size]
+
+    def nan(n):
+        return np.full(n, np.nan)
+
+    def minus(n):
+        return np.full(n, -1)
+
     return {
-        "layer": np.concatenate([np.zeros(K.size, int), np.ones(n_paths * n_log, int), np.full(p, 2)]),
-        "index": np.concatenate([np.full(K.size, -1), np.repeat(np.arange(n_paths), n_log),
-                                 [_KIND_CODE[k] for k in land.kinds]]).astype(int),
-        "step": np.concatenate([np.full(K.size, -1), np.tile(steps, n_paths), np.full(p, -1)]).astype(int),
-        "kappa": np.concatenate([K.ravel(), land.paths_kappa.ravel(), land.points[:, 0]]),
-        "nu": np.concatenate([N.ravel(), land.paths_nu.ravel(), land.points[:, 1]]),
-        "risk": np.concatenate([land.risk.ravel(), np.full(n_paths * n_log, np.nan), land.point_risk]),
+        "layer": np.concatenate([np.full(n, i) for i, n in enumerate(sizes)]).astype(int),
+        "index": np.concatenate([minus(K.size), np.repeat(np.arange(n_paths), n_log),
+                                 [_KIND_CODE[k] for k in land.kinds], minus(FK.size),
+                                 minus(sizes[4])]).astype(int),
+        "step": np.concatenate([minus(K.size), np.tile(steps, n_paths), minus(p), minus(FK.size),
+                                minus(sizes[4])]).astype(int),
+        "kappa": np.concatenate([K.ravel(), land.paths_kappa.ravel(), land.points[:, 0], FK.ravel(),
+                                 flow.curve_kappa]),
+        "nu": np.concatenate([N.ravel(), land.paths_nu.ravel(), land.points[:, 1], FN.ravel(), flow.curve_nu]),
+        "risk": np.concatenate([land.risk.ravel(), nan(n_paths * n_log), land.point_risk, nan(FK.size),
+                                nan(sizes[4])]),
+        "v_kappa": np.concatenate([nan(sum(sizes[:3])), flow.v_kappa.ravel(), nan(sizes[4])]),
+        "v_nu": np.concatenate([nan(sum(sizes[:3])), flow.v_nu.ravel(), nan(sizes[4])]),
     }
 
 
@@ -199,7 +234,7 @@ register(FigureSpec("ch6_drift", "Distance to M along PGD started on M (Lemma 4)
                     compute_drift, plot_manifold_drift, _drift_table))
 register(FigureSpec("ch6_reduced", "Full PGD in R^400 vs the reduced map F of Lemma 7", 6,
                     compute_reduced, plot_reduced, _reduced_table))
-register(FigureSpec("fig6", "Figure 6 (reconstruction): the risk landscape on M, λ = 0.1", 7,
-                    compute_fig6, plot_landscape_data, _landscape_table))
+register(FigureSpec("fig6", "Figure 6 (reconstruction): (a) the risk on M, (b) the flow and its nullclines, λ = 0.1", 7,
+                    compute_fig6, plot_fig6, _landscape_table))
 register(FigureSpec("ch7_basins", "Limits of reduced PGD and the saddle's stable set (Props 11, 13)", 7,
                     compute_basins, plot_basin_figure, _basin_table))

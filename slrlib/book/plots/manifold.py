@@ -8,6 +8,8 @@ matplotlib Figure closed from pyplot:
 * :func:`plot_reduced_vs_full` — full PGD against the reduced map of Lemma 7;
 * :func:`plot_landscape_data` / :func:`plot_landscape` — Figure 6, the risk on :math:`\mathcal M`
   with its five fixed points and reduced trajectories (the latter takes λ, for a slider);
+* :func:`plot_figure6` — Figure 6, both panels: (a) the landscape at the paper's λ, (b) the
+  direction of the dynamics, its nullclines and sign regions;
 * :func:`plot_basins` — where reduced PGD goes from each initialisation (Propositions 11, 13).
 """
 
@@ -25,6 +27,7 @@ from slrlib.book.ch06_pgd import ManifoldDrift, ReducedVsFull
 from slrlib.book.ch07_theorem5 import (
     FIVE_POINTS,
     BasinGrid,
+    FlowField,
     Landscape,
     landscape,
 )
@@ -32,6 +35,8 @@ from slrlib.book.ch07_theorem5 import (
 __all__ = [
     "KIND_STYLE",
     "plot_basins",
+    "plot_figure6",
+    "plot_flow",
     "plot_landscape",
     "plot_landscape_data",
     "plot_manifold_drift",
@@ -86,7 +91,7 @@ def plot_manifold_drift(drift: ManifoldDrift):
     for ax in (ax1, ax2):
         ax.grid(alpha=0.3)
         ax.ticklabel_format(axis="x", style="sci", scilimits=(0, 3))
-    fig.suptitle(f"PGD started on M, every step logged: d = {cfg.d}, L = {cfg.L}, λ = {cfg.lam:g}, "
+    fig.suptitle(f"PGD started on ℳ, every step logged: d = {cfg.d}, L = {cfg.L}, λ = {cfg.lam:g}, "
                  f"α = {cfg.alpha:g}, {cfg.n_runs} runs", fontsize=10)
     return fig
 
@@ -177,8 +182,69 @@ def plot_landscape_data(land: Landscape, *, small: bool = False):
     cf = _draw_landscape(ax, land)
     fig.colorbar(cf, cax=cax, label=r"risk on $\mathcal{M}$, $\mathcal{R}_\lambda(\kappa, \nu)$", format="%.2f")
     how = "found by Newton's method" if land.numerical else "of Proposition 9"
-    ax.set_title(f"λ = {land.lam:g}: risk on M, fixed points {how},\n"
+    ax.set_title(f"λ = {land.lam:g}: risk on ℳ, fixed points {how},\n"
                  f"reduced PGD with α = {land.alpha:.3g}, {land.n_steps} steps", fontsize=8 if small else 9)
+    return fig
+
+
+#: Background colours of the four sign regions of the flow, keyed by (κ grows, ν grows).
+FLOW_REGION_COLORS = {(True, True): "#c7e9c0", (False, False): "#c6dbef", (True, False): "#fdd0a2",
+                      (False, True): "#fcbba1"}
+
+
+def _draw_flow(ax, flow: FlowField, points, kinds, *, legend=True):
+    K, N = np.meshgrid(flow.kappa, flow.nu)
+    interior = (np.abs(K) < 1) & (np.abs(N) < 1)
+    code = np.where(interior, (flow.v_kappa > 0).astype(int) + 2 * (flow.v_nu > 0), -1)
+    keys = [(False, False), (True, False), (False, True), (True, True)]
+    cmap = ListedColormap([FLOW_REGION_COLORS[k] for k in keys])
+    ax.pcolormesh(K, N, np.ma.masked_less(code, 0), cmap=cmap, vmin=-0.5, vmax=3.5, shading="nearest")
+    speed = np.hypot(flow.v_kappa, flow.v_nu)
+    scale = np.where(speed > 0, speed, 1.0)
+    ax.streamplot(flow.kappa, flow.nu, flow.v_kappa / scale, flow.v_nu / scale, color="0.25",
+                  density=1.1, linewidth=0.6, arrowsize=0.8)
+    ax.plot(flow.curve_kappa, flow.curve_nu, color="black", lw=1.8,
+            label=r"$\dot\kappa = 0$: $\nu = \mathrm{erf}(\lambda q\kappa/\sqrt{c_2c_4})$")
+    ax.plot([0, 0], [-1, 1], color="black", lw=1.8, ls="--", label=r"$\dot\nu = 0$: $\kappa = 0$")
+    _mark_points(ax, points, kinds, label=False)
+    handles, labels = ax.get_legend_handles_labels()
+    arrows = {(True, True): "κ ↑ ν ↑", (False, False): "κ ↓ ν ↓", (True, False): "κ ↑ ν ↓", (False, True): "κ ↓ ν ↑"}
+    for k in ((True, True), (False, True), (True, False), (False, False)):
+        handles.append(plt.Rectangle((0, 0), 1, 1, color=FLOW_REGION_COLORS[k]))
+        labels.append(arrows[k])
+    if legend:
+        ax.legend(handles, labels, fontsize=7, loc="upper left", framealpha=0.9, ncols=2)
+    ax.set_xlim(-1.0, 1.0)
+    ax.set_ylim(-1.0, 1.0)
+    ax.set_aspect("equal")
+    ax.set_xlabel(r"$\kappa = \langle k, k^\star\rangle$")
+    ax.set_ylabel(r"$\nu = \langle v, v^\star\rangle$")
+
+
+def plot_flow(flow: FlowField, points=FIVE_POINTS, kinds=("saddle", "minimum", "minimum", "maximum", "maximum")):
+    r"""Figure 6(b) alone: the direction of reduced PGD for a vanishing step
+    (:func:`slrlib.book.ch07_theorem5.flow_field`, streamlines of the normalised field), the two
+    nullclines and the four regions where :math:`\kappa` and :math:`\nu` grow or shrink."""
+    fig = new_figure(figsize=(5.6, 5.3))
+    ax = fig.subplots()
+    _draw_flow(ax, flow, points, kinds)
+    ax.set_title(f"λ = {flow.lam:g}: direction of reduced PGD (α → 0), nullclines", fontsize=9)
+    return fig
+
+
+def plot_figure6(land: Landscape, flow: FlowField):
+    r"""Figure 6 (our reconstruction), two panels at the same :math:`\lambda`: (a) the landscape of
+    :func:`plot_landscape_data`; (b) :func:`plot_flow`, with the fixed points of ``land``."""
+    fig = new_figure(figsize=(12.4, 5.4))
+    ax, cax, bx = fig.subplots(1, 3, width_ratios=[1.0, 0.05, 1.0])
+    cf = _draw_landscape(ax, land)
+    fig.colorbar(cf, cax=cax, label=r"risk on $\mathcal{M}$, $\mathcal{R}_\lambda(\kappa, \nu)$", format="%.2f")
+    how = "found by Newton's method" if land.numerical else "of Proposition 9"
+    ax.set_title(f"(a) risk on ℳ at λ = {land.lam:g}, fixed points {how},\n"
+                 f"reduced PGD with α = {land.alpha:.3g}, {land.n_steps} steps", fontsize=9)
+    _draw_flow(bx, flow, land.points, land.kinds)
+    bx.set_title(f"(b) direction of reduced PGD (α → 0) at λ = {flow.lam:g},\n"
+                 "its nullclines and sign regions", fontsize=9)
     return fig
 
 
