@@ -27,7 +27,14 @@ For Figures 5, 8 and 10 it states the floor of a run-step (``benchmarks/floors.p
 normals drawn and the multiply-adds, times their price measured here at the step's shapes,
 and how far the measured step is above it.
 
-``--only`` runs a subset: ``pgd``, ``fig5``, ``fig8``, ``fig10``, ``encoding`` (comma-separated);
+Then chapter 14's figure ``beyond_softmax`` (Bayes, softmax and erf attention at their best λ,
+the best linear predictor, against d and L), once cold and ``--softmax-repeats`` times warm,
+against its goal of 60 s; and, at the paper's d = 400, L = 10, the price of one simulated
+sequence for the softmax risk: reduced Monte Carlo (:func:`slrlib.book.ch14_softmax.softmax_risk`,
+3 + 2(L - 1) normals per sequence) against full-dimensional Monte Carlo
+(:func:`slrlib.core.risk.monte_carlo_risk` of :func:`slrlib.core.predictors.softmax_attention`).
+
+``--only`` runs a subset: ``pgd``, ``fig5``, ``fig8``, ``fig10``, ``encoding``, ``softmax`` (comma-separated);
 the other entries of an existing ``bench.json`` are kept.
 
 Writes ``_build/bench.json``::
@@ -55,6 +62,7 @@ GOAL_TOTAL_SECONDS = 20.0
 GOAL_US_PER_RUN_STEP = 2.4
 AUTHORS_US_PER_STEP = 340.0  # the authors' public code, one run per step, measured on this machine type
 GOAL_FIG5_SECONDS = 30.0  # warm (issue 13; the first goal was 60 s)
+GOAL_SOFTMAX_SECONDS = 60.0  # chapter 14's figure, warm (issue 17)
 AUTHORS_SGD_US_PER_STEP = 540.0  # the authors' public SGD code, one run per step, same machine type
 
 
@@ -73,7 +81,8 @@ def main(argv=None) -> int:
     parser.add_argument("--transformer-repeats", type=int, default=1, help="warm repetitions of Figures 8 and 10")
     parser.add_argument("--baseline-steps", type=int, default=400,
                         help="steps of the stock-Threefry baseline of Figures 8 and 10")
-    parser.add_argument("--only", default="pgd,fig5,fig8,fig10,encoding", help="comma-separated subset")
+    parser.add_argument("--softmax-repeats", type=int, default=1, help="warm repetitions of beyond_softmax")
+    parser.add_argument("--only", default="pgd,fig5,fig8,fig10,encoding,softmax", help="comma-separated subset")
     parser.add_argument("--out", default="_build/bench.json")
     args = parser.parse_args(argv)
     only = set(args.only.split(","))
@@ -99,6 +108,8 @@ def main(argv=None) -> int:
             results[name] = _bench_transformer(name, args)
     if "encoding" in only:
         results["encoding"] = _bench_encoding()
+    if "softmax" in only:
+        results["beyond_softmax"] = _bench_softmax(args)
     results["machine"] = {"cpu": _cpu_name(), "cores": os.cpu_count(), "jax": jax.__version__}
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2) + "\n")
@@ -106,7 +117,7 @@ def main(argv=None) -> int:
     return 0
 
 
-PARTS = ("pgd", "fig5", "fig8", "fig10", "encoding")
+PARTS = ("pgd", "fig5", "fig8", "fig10", "encoding", "softmax")
 
 
 def _cpu_name() -> str:
@@ -343,6 +354,43 @@ def _bench_encoding(subset: int = 256) -> dict:
           f"{one_us:.0f} µs per sentence; ratio {one_us / us:.1f}×")
     return {"seconds": seconds, "sentences": len(sentences), "us_per_sentence": us,
             "unbatched_us_per_sentence": one_us, "unbatched_over_batched": one_us / us}
+
+
+
+def _bench_softmax(args, n_sequences: int = 20_000) -> dict:
+    import jax
+
+    from slrlib import SLRTask, monte_carlo_risk, softmax_attention
+    from slrlib.book.ch14_softmax import softmax_risk
+    from slrlib.book.figures.softmax import compute_beyond_softmax
+
+    print()
+    print("Chapter 14, figure beyond_softmax (reduced Monte Carlo, 14 points, best λ of softmax at each)")
+    cold = _time(compute_beyond_softmax)
+    warm = [_time(compute_beyond_softmax) for _ in range(args.softmax_repeats)]
+    seconds = statistics.median(warm)
+    print(f"cold {cold:.1f} s, warm {seconds:.1f} s; goal <= {GOAL_SOFTMAX_SECONDS:g} s warm: "
+          f"{'met' if seconds <= GOAL_SOFTMAX_SECONDS else 'NOT met'}")
+    task = SLRTask(d=400, L=10)
+    k_star, v_star = task.oracle_directions(jax.random.key(0))
+
+    def reduced():
+        return softmax_risk(k_star, v_star, k_star, v_star, 1.0, task, jax.random.key(1), n_samples=n_sequences)
+
+    def full():
+        return monte_carlo_risk(lambda X: softmax_attention(X, k_star, v_star, 1.0), task, k_star, v_star,
+                                jax.random.key(2), n_samples=n_sequences)
+
+    price = {}
+    for name, fn in (("reduced", reduced), ("full", full)):
+        fn()  # compile
+        price[name] = statistics.median(_time(fn) for _ in range(3)) / n_sequences * 1e6
+    print(f"one sequence of the softmax risk at d = 400, L = 10 ({n_sequences:,} sequences, median of 3): "
+          f"reduced {price['reduced']:.2f} µs, full-dimensional {price['full']:.2f} µs, "
+          f"ratio {price['full'] / price['reduced']:.0f}×")
+    return {"seconds": seconds, "cold_seconds": cold, "warm_seconds": warm,
+            "reduced_us_per_sequence": price["reduced"], "full_us_per_sequence": price["full"],
+            "full_over_reduced": price["full"] / price["reduced"]}
 
 
 if __name__ == "__main__":
