@@ -1,0 +1,468 @@
+r"""Computations behind chapter 16 ("The dynamics quantified"): how long the reduced PGD of
+Marion et al. (2025, Section 5) spends near the saddle, and how fast it then converges to the oracle.
+
+The reduced map :math:`F` of Lemma 7 (:func:`slrlib.training.pgd.reduced_map`) is linearised at
+its two interesting fixed points:
+
+* the saddle :math:`(0, 0)` (Proposition 12): :math:`DF(0, 0) = I - \alpha\nabla^2\mathcal R_\lambda(0, 0)`,
+  with multipliers :math:`1 - \alpha\mu_- > 1 > 1 - \alpha\mu_+` (:func:`saddle_rates`); from a
+  start at distance :math:`r_0` the escape takes about
+  :math:`\log(R/r_0)/\log(1 - \alpha\mu_-)` steps (:func:`escape_time_linear`, exact first
+  passage of the linear map, against :func:`escape_time_pgd`, the nonlinear map);
+* the oracle :math:`(1, 1)` in angle coordinates :math:`\kappa = \cos\varphi`, :math:`\nu = \cos\psi`:
+  :math:`\varphi_{t+1} \approx (1 - \alpha H_{\varphi\varphi})\varphi_t`,
+  :math:`\psi_{t+1} \approx (1 - \alpha H_{\psi\psi})\psi_t` with :math:`H` the angle Hessian
+  (:func:`slrlib.training.pgd.riemannian_hessian`, diagonal at the corners): ν aligns fast, κ
+  slowly (:func:`timescales_at_oracle`, against the rates fitted on trajectories,
+  :func:`fit_decay_rates`).
+
+Everything is in float64 (``import slrlib`` enables x64).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.typing import ArrayLike
+
+from slrlib.core.task import SLRTask, check_task
+from slrlib.training.pgd import manifold_hessian, reduced_map_kernel, reduced_pgd, riemannian_hessian
+from slrlib.validation import check_positive_int, check_real_scalar
+
+__all__ = [
+    "DEFAULT_DIRECTION",
+    "DecayFit",
+    "LinearEscape",
+    "OracleTimescales",
+    "PGDEscape",
+    "SaddleRates",
+    "escape_time_linear",
+    "escape_time_pgd",
+    "fit_decay_rates",
+    "saddle_rates",
+    "timescales_at_oracle",
+]
+
+#: The default start direction: the diagonal :math:`\kappa = \nu`, which has components along both
+#: eigenvectors of the saddle (so the stable part of the bound is exercised).
+DEFAULT_DIRECTION = (1.0 / math.sqrt(2.0), 1.0 / math.sqrt(2.0))
+
+
+# --------------------------------------------------------------------------- validation
+def _check_common(lam, alpha, task):
+    task = check_task(task)
+    lam = check_real_scalar(lam, "lam", minimum=0.0, strict=True)
+    alpha = check_real_scalar(alpha, "alpha", minimum=0.0, strict=True)
+    return lam, alpha, task
+
+
+def _check_direction(direction) -> np.ndarray:
+    try:
+        u = np.asarray(direction, dtype=float)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"direction must be a real vector of shape (2,), got {direction!r}") from err
+    if u.shape != (2,):
+        raise ValueError(f"direction must have shape (2,), got shape {u.shape}")
+    if not np.all(np.isfinite(u)):
+        raise ValueError(f"direction must be finite, got {u.tolist()}")
+    norm = float(np.hypot(*u))
+    if not norm > 0.0:
+        raise ValueError(f"direction must be non-zero, got {u.tolist()}")
+    return u / norm
+
+
+# --------------------------------------------------------------------------- the saddle
+class SaddleRates(NamedTuple):
+    r"""Linearisation of :math:`F` at the saddle (see :func:`saddle_rates`).
+
+    Fields: ``mu_minus < 0 < mu_plus`` (Hessian eigenvalues); ``expanding`` :math:`= 1 - \alpha\mu_-`
+    and ``contracting`` :math:`= 1 - \alpha\mu_+` (eigenvalues of :math:`DF(0, 0)`); ``unstable`` and
+    ``stable``, their unit eigenvectors (shape (2,), orthogonal; ``unstable`` has :math:`\nu > 0`,
+    ``stable`` has :math:`\kappa > 0`); ``hessian`` (2 × 2) and ``jacobian`` :math:`= I - \alpha H`.
+    """
+
+    mu_minus: float
+    mu_plus: float
+    expanding: float
+    contracting: float
+    unstable: np.ndarray
+    stable: np.ndarray
+    hessian: np.ndarray
+    jacobian: np.ndarray
+
+
+def saddle_rates(lam: float, alpha: float, task: SLRTask) -> SaddleRates:
+    r"""Eigenvalues and eigenvectors of :math:`DF(0, 0) = I - \alpha\nabla^2\mathcal R_\lambda(0, 0)`
+    (Proposition 12).
+
+    The Hessian at the saddle is :math:`\begin{pmatrix} h & b\\ b & 0\end{pmatrix}` with
+    :math:`h = \partial^2_\kappa\mathcal R(0, 0)` and :math:`b = -2\gamma^2\operatorname{erf}'(0)\lambda q/\sqrt{c_2}`
+    (:math:`q = \sqrt{d/2}`, :math:`c_2 = 1 + 2\lambda^2\gamma^2`; chapter 7), so
+
+    .. math::
+
+        \mu_\pm = \frac{h \pm \sqrt{h^2 + 4b^2}}{2}, \qquad \mu_- < 0 < \mu_+,
+
+    and :math:`DF(0, 0)` has the same (orthonormal) eigenvectors with eigenvalues
+    :math:`1 - \alpha\mu_- > 1` (expanding) and :math:`1 - \alpha\mu_+` (contracting, in
+    :math:`(0, 1)` iff :math:`\alpha < 1/\mu_+`). The Hessian is ``jax.hessian`` of the closed-form
+    risk (:func:`slrlib.training.pgd.manifold_hessian`); the eigenvalues use the formula above
+    in its cancellation-free form :math:`\mu_- = -2b^2/(h + \sqrt{h^2 + 4b^2})` when :math:`h > 0`.
+
+    Parameters
+    ----------
+    lam : float
+        Inverse temperature :math:`\lambda > 0`.
+    alpha : float
+        Step size :math:`\alpha > 0`.
+    task : SLRTask
+        The task.
+
+    Returns
+    -------
+    SaddleRates
+
+    Raises
+    ------
+    ValueError
+        When ``lam`` or ``alpha`` is not a real number ``> 0``, or the Hessian at :math:`(0, 0)` is
+        not of saddle type (:math:`b = 0`, impossible for :math:`\lambda > 0`).
+    """
+    lam, alpha, task = _check_common(lam, alpha, task)
+    H = manifold_hessian(0.0, 0.0, lam, task)
+    h, b = float(H[0, 0]), float(0.5 * (H[0, 1] + H[1, 0]))
+    if b == 0.0:
+        raise ValueError(f"the Hessian at (0, 0) has no off-diagonal entry (lam={lam!r}): not a saddle")
+    root = math.sqrt(h * h + 4.0 * b * b)
+    if h >= 0.0:
+        mu_plus = 0.5 * (h + root)
+        mu_minus = -2.0 * b * b / (h + root)  # = (h - root)/2 without cancellation
+    else:
+        mu_minus = 0.5 * (h - root)
+        mu_plus = 2.0 * b * b / (root - h)
+    # eigenvector of mu for [[h, b], [b, 0]]: (mu, b) up to scale (second row: b x = mu y)
+    unstable = np.array([mu_minus, b]) / math.hypot(mu_minus, b)
+    stable = np.array([mu_plus, b]) / math.hypot(mu_plus, b)
+    unstable = unstable if unstable[1] > 0 else -unstable
+    stable = stable if stable[0] > 0 else -stable
+    jacobian = np.eye(2) - alpha * H
+    return SaddleRates(mu_minus, mu_plus, 1.0 - alpha * mu_minus, 1.0 - alpha * mu_plus,
+                       unstable, stable, H, jacobian)
+
+
+class LinearEscape(NamedTuple):
+    r"""First passage of the linearised map at the saddle (see :func:`escape_time_linear`).
+
+    Fields (arrays over ``r0``): ``steps`` — the exact first step :math:`t^*` with :math:`|x_t| \ge R`;
+    ``lower`` and ``upper`` — the bounds :math:`t_- \le t^* \le t_+`; ``log_ratio`` — the real number
+    :math:`\log(R/|c_u|)/\log(1 - \alpha\mu_-)`; ``continuous`` — :math:`\log(R/r_0)/(\alpha|\mu_-|)`;
+    ``c_unstable``, ``c_stable`` — the components of :math:`x_0` on the two eigenvectors.
+    """
+
+    steps: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    log_ratio: np.ndarray
+    continuous: np.ndarray
+    c_unstable: np.ndarray
+    c_stable: np.ndarray
+
+
+def _check_r0_radius(r0, radius, *, max_radius=None):
+    radius = check_real_scalar(radius, "radius", minimum=0.0, strict=True)
+    if max_radius is not None and radius > max_radius:
+        raise ValueError(f"radius must lie in (0, {max_radius}], got {radius!r}")
+    try:
+        r = np.atleast_1d(np.asarray(r0, dtype=float))
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"r0 must be real numbers in (0, radius={radius}), got {r0!r}") from err
+    if r.ndim != 1 or r.size == 0:
+        raise ValueError(f"r0 must be a scalar or a non-empty 1-d array, got shape {r.shape}")
+    if not np.all(np.isfinite(r)) or not np.all((r > 0.0) & (r < radius)):
+        raise ValueError(f"r0 must lie in (0, radius={radius}), got {r.tolist()}")
+    return r, radius
+
+
+def escape_time_linear(r0: ArrayLike, lam: float, alpha: float, task: SLRTask, radius: float,
+                       direction: ArrayLike = DEFAULT_DIRECTION) -> LinearEscape:
+    r"""Exact escape time of the *linearised* map :math:`x_{t+1} = DF(0, 0)\,x_t` from :math:`x_0 = r_0 u`.
+
+    Write :math:`x_0 = c_u e_u + c_s e_s` on the orthonormal eigenvectors of :func:`saddle_rates`,
+    :math:`\Lambda_u = 1 - \alpha\mu_- > 1`, :math:`\Lambda_s = 1 - \alpha\mu_+` with
+    :math:`|\Lambda_s| < 1` (i.e. :math:`\alpha\mu_+ < 2`). Then
+    :math:`|x_t|^2 = c_u^2\Lambda_u^{2t} + c_s^2\Lambda_s^{2t}`, and
+
+    * **upper bound** (:math:`|x_t| \ge |c_u|\Lambda_u^t`):
+      :math:`t^* \le t_+ = \lceil \log(R/|c_u|)/\log\Lambda_u \rceil`;
+    * **lower bound** (:math:`|x_t|^2 \le c_u^2\Lambda_u^{2t} + c_s^2`, as :math:`\Lambda_s^{2t} \le 1`):
+      :math:`t^* \ge t_- = \lceil \log(\sqrt{R^2 - c_s^2}/|c_u|)/\log\Lambda_u \rceil` (:math:`|c_s| \le r_0 < R`).
+
+    So when the stable component is negligible (:math:`c_s = 0`, or
+    :math:`c_s^2/(2R^2) \ll \log\Lambda_u`) the first passage is exactly the ceiling of the log
+    ratio, :math:`t^* = \lceil\log(R/|c_u|)/\log\Lambda_u\rceil`. In general
+    :math:`t \mapsto |x_t|^2` is convex (a sum of exponentials) and below :math:`R^2` at
+    :math:`t = 0`, so once above :math:`R^2` it stays there: :math:`t^*` is the first integer of
+    :math:`[t_-, t_+]` where :math:`|x_t| \ge R`, found by checking them. The continuous-time
+    approximation (gradient flow :math:`\dot x = -\nabla^2\mathcal R\,x` in time :math:`\alpha t`,
+    :math:`|c_u| \approx r_0`) is :math:`\log(R/r_0)/(\alpha|\mu_-|)`; it is
+    :math:`\log(R/r_0)/\log\Lambda_u` times :math:`\log(1 + \alpha|\mu_-|)/(\alpha|\mu_-|) = 1 - \alpha|\mu_-|/2 + \dots`
+    (shorter, by about :math:`\tfrac12\log(R/r_0)` steps).
+
+    Parameters
+    ----------
+    r0 : array_like
+        Start distances, scalar or 1-d, each in :math:`(0, R)`.
+    lam, alpha : float
+        Inverse temperature and step size, ``> 0``, with :math:`\alpha\mu_+ < 2`.
+    task : SLRTask
+        The task.
+    radius : float
+        The escape radius :math:`R > 0`.
+    direction : array_like, shape (2,)
+        Start direction :math:`u` (normalised here); default the diagonal :math:`(1, 1)/\sqrt2`.
+
+    Returns
+    -------
+    LinearEscape
+
+    Raises
+    ------
+    ValueError
+        When ``lam``, ``alpha`` or ``radius`` is not ``> 0``, ``r0`` is not in :math:`(0, R)`,
+        ``direction`` is not a finite non-zero vector of shape (2,) or is (numerically) orthogonal to
+        the unstable eigenvector, or :math:`\alpha\mu_+ \ge 2`.
+    """
+    rates = saddle_rates(lam, alpha, task)
+    r, radius = _check_r0_radius(r0, radius)
+    u = _check_direction(direction)
+    if not abs(rates.contracting) < 1.0:
+        raise ValueError(f"alpha must be < 2/mu_+ = {2.0 / rates.mu_plus:.6g} for a contracting stable "
+                         f"direction, got {alpha!r}")
+    cu, cs = float(u @ rates.unstable), float(u @ rates.stable)
+    if abs(cu) < 1e-12:
+        raise ValueError(f"direction must have a component along the unstable eigenvector "
+                         f"{rates.unstable.tolist()}, got {u.tolist()} (component {cu:.3g})")
+    c_u, c_s = r * cu, r * cs
+    log_u = math.log(rates.expanding)
+    log_ratio = np.log(radius / np.abs(c_u)) / log_u
+    upper = np.ceil(log_ratio).astype(np.int64)
+    lower = np.ceil(np.log(np.sqrt(radius**2 - c_s**2) / np.abs(c_u)) / log_u).astype(np.int64)
+    lower = np.maximum(lower, 0)
+    steps = upper.copy()
+    for i in range(r.size):
+        for t in range(int(lower[i]), int(upper[i]) + 1):
+            if c_u[i]**2 * rates.expanding**(2 * t) + c_s[i]**2 * rates.contracting**(2 * t) >= radius**2:
+                steps[i] = t
+                break
+    continuous = np.log(radius / r) / (alpha * abs(rates.mu_minus))
+    return LinearEscape(steps, lower, upper, log_ratio, continuous, c_u, c_s)
+
+
+class PGDEscape(NamedTuple):
+    """First passage of the nonlinear reduced map (see :func:`escape_time_pgd`).
+
+    Fields: ``r0`` (n,); ``steps`` (n,), the first step with distance ``>= radius`` (``-1`` if not
+    reached within ``max_steps``); ``kappa``, ``nu`` (n,), the point at that step.
+    """
+
+    r0: np.ndarray
+    steps: np.ndarray
+    kappa: np.ndarray
+    nu: np.ndarray
+
+
+@jax.jit
+def _escape_run(k0, n0, lam, alpha, d, gamma, radius2, max_steps):
+    def cond(state):
+        _, _, t, hit, _, _ = state
+        return (t < max_steps) & jnp.any(hit < 0)
+
+    def body(state):
+        k, n, t, hit, kh, nh = state
+        k, n = reduced_map_kernel(k, n, lam, alpha, d, gamma)
+        t = t + 1
+        new = (hit < 0) & (k * k + n * n >= radius2)
+        return k, n, t, jnp.where(new, t, hit), jnp.where(new, k, kh), jnp.where(new, n, nh)
+
+    hit0 = jnp.full(k0.shape, -1, dtype=jnp.int64)
+    state = (k0, n0, jnp.asarray(0, dtype=jnp.int64), hit0, jnp.zeros_like(k0), jnp.zeros_like(n0))
+    _, _, _, hit, kh, nh = jax.lax.while_loop(cond, body, state)
+    return hit, kh, nh
+
+
+def escape_time_pgd(r0_values: ArrayLike, lam: float, alpha: float, task: SLRTask, radius: float,
+                    direction: ArrayLike = DEFAULT_DIRECTION, *, max_steps: int = 1_000_000) -> PGDEscape:
+    r"""First step at which the *nonlinear* reduced map :math:`F` (Lemma 7), started at
+    :math:`(\kappa_0, \nu_0) = r_0 u`, reaches distance :math:`\sqrt{\kappa_t^2 + \nu_t^2} \ge R` from the saddle.
+
+    All starts run together in one compiled ``jax.lax.while_loop`` of
+    :func:`~slrlib.training.pgd.reduced_map_kernel`, which stops when every start has escaped.
+    Since :math:`F` is odd (:math:`F(-x) = -F(x)`), :math:`F(x) = DF(0,0)\,x + O(|x|^3)`: the
+    escape time differs from the linear one (:func:`escape_time_linear`) by an amount that
+    converges as :math:`r_0 \to 0` (the nonlinear last phase near :math:`R`), while both grow
+    like :math:`\log(1/r_0)/\log(1 - \alpha\mu_-)`.
+
+    Parameters
+    ----------
+    r0_values : array_like
+        Start distances, scalar or 1-d, each in :math:`(0, R)`.
+    lam, alpha : float
+        Inverse temperature and step size, ``> 0``.
+    task : SLRTask
+        The task.
+    radius : float
+        Escape radius :math:`R \in (0, 1]` (the iterates stay in :math:`[-1, 1]^2` and converge to
+        a corner, at distance :math:`\sqrt2`).
+    direction : array_like, shape (2,)
+        Start direction (normalised here); default :math:`(1, 1)/\sqrt2`.
+    max_steps : int
+        Give up after this many steps (``steps`` is then ``-1``).
+
+    Returns
+    -------
+    PGDEscape
+
+    Raises
+    ------
+    ValueError
+        When ``lam``, ``alpha`` is not ``> 0``, ``radius`` is not in :math:`(0, 1]`, an ``r0`` is
+        not in :math:`(0, R)`, ``direction`` is not a finite non-zero vector of shape (2,), or
+        ``max_steps`` is not a positive integer.
+    """
+    lam, alpha, task = _check_common(lam, alpha, task)
+    r, radius = _check_r0_radius(r0_values, radius, max_radius=1.0)
+    u = _check_direction(direction)
+    max_steps = check_positive_int(max_steps, "max_steps")
+    k0, n0 = jnp.asarray(r * u[0]), jnp.asarray(r * u[1])
+    hit, kh, nh = _escape_run(k0, n0, lam, alpha, float(task.d), task.gamma, radius**2, max_steps)
+    return PGDEscape(r, np.asarray(hit), np.asarray(kh), np.asarray(nh))
+
+
+# --------------------------------------------------------------------------- the oracle
+class OracleTimescales(NamedTuple):
+    r"""Linearisation of :math:`F` at the oracle :math:`(1, 1)` in angles (see :func:`timescales_at_oracle`).
+
+    Fields: ``hessian`` (2 × 2, angle coordinates, diagonal); ``multiplier_kappa``
+    :math:`= 1 - \alpha H_{\varphi\varphi}` and ``multiplier_nu`` :math:`= 1 - \alpha H_{\psi\psi}`
+    (for the angles; :math:`1-\kappa` and :math:`1-\nu` contract by their squares);
+    ``time_kappa``, ``time_nu`` :math:`= -1/\log(\text{multiplier})` in steps (``nan`` unless the
+    multiplier lies in :math:`(0, 1)`).
+    """
+
+    hessian: np.ndarray
+    multiplier_kappa: float
+    multiplier_nu: float
+    time_kappa: float
+    time_nu: float
+
+
+def _time(m: float) -> float:
+    return -1.0 / math.log(m) if 0.0 < m < 1.0 else float("nan")
+
+
+def timescales_at_oracle(lam: float, alpha: float, task: SLRTask) -> OracleTimescales:
+    r"""Contraction multipliers and characteristic times of :math:`F` at the oracle :math:`(1, 1)`.
+
+    In angles :math:`\kappa = \cos\varphi`, :math:`\nu = \cos\psi` the map is exactly
+    :math:`\varphi_{t+1} = \varphi_t - \arctan\big(-\alpha\,\partial_\kappa\mathcal R\,\sin\varphi_t\big)`
+    (a rotation towards :math:`k^\star` of angle :math:`\arctan` of the step length; same for
+    :math:`\psi`), so at :math:`(0, 0)` in angles its Jacobian is :math:`I - \alpha H` with :math:`H`
+    the angle Hessian (:func:`~slrlib.training.pgd.riemannian_hessian`), diagonal there with
+    :math:`H_{\varphi\varphi} = -\partial_\kappa\mathcal R(1, 1)` and
+    :math:`H_{\psi\psi} = -\partial_\nu\mathcal R(1, 1) = 2\gamma^2\operatorname{erf}(a)`. Hence
+
+    .. math::
+
+        \varphi_{t+1} \approx m_\kappa\varphi_t,\quad \psi_{t+1} \approx m_\nu\psi_t,\qquad
+        m = 1 - \alpha H_{\cdot\cdot},\qquad \tau = -1/\log m \approx 1/(\alpha H_{\cdot\cdot}).
+
+    For the paper's task, :math:`H_{\psi\psi} \gg H_{\varphi\varphi}`: ν aligns fast, κ slowly.
+
+    Parameters
+    ----------
+    lam, alpha : float
+        Inverse temperature and step size, ``> 0``.
+    task : SLRTask
+        The task.
+
+    Returns
+    -------
+    OracleTimescales
+
+    Raises
+    ------
+    ValueError
+        When ``lam`` or ``alpha`` is not a real number ``> 0``.
+    """
+    lam, alpha, task = _check_common(lam, alpha, task)
+    H = riemannian_hessian(1.0, 1.0, lam, task)
+    mk, mn = 1.0 - alpha * float(H[0, 0]), 1.0 - alpha * float(H[1, 1])
+    return OracleTimescales(H, mk, mn, _time(mk), _time(mn))
+
+
+class DecayFit(NamedTuple):
+    """Decay rates fitted on a reduced trajectory (see :func:`fit_decay_rates`).
+
+    Fields: ``multiplier_kappa``, ``multiplier_nu`` — :math:`\\exp` of the least-squares slopes of
+    :math:`\\log\\varphi_t` and :math:`\\log\\psi_t` against :math:`t`; ``steps``, ``phi``, ``psi`` — the
+    fitted trajectory (angles).
+    """
+
+    multiplier_kappa: float
+    multiplier_nu: float
+    steps: np.ndarray
+    phi: np.ndarray
+    psi: np.ndarray
+
+
+def _angle(c):
+    # arccos near 1 without cancellation: φ = 2 arcsin(√((1 - κ)/2)); 1 - κ is exact for κ ≥ 1/2
+    return 2.0 * np.arcsin(np.sqrt(np.clip((1.0 - c) / 2.0, 0.0, 1.0)))
+
+
+def fit_decay_rates(phi0: float, psi0: float, lam: float, alpha: float, task: SLRTask, *,
+                    n_steps: int = 1000) -> DecayFit:
+    r"""Run :func:`~slrlib.training.pgd.reduced_pgd` from :math:`(\cos\varphi_0, \cos\psi_0)` near the
+    oracle and fit the empirical per-step multipliers of the angles :math:`\varphi_t`, :math:`\psi_t`
+    (least-squares slope of :math:`\log\varphi_t` on :math:`t = 0, \dots, n`), to compare with
+    :func:`timescales_at_oracle`.
+
+    Parameters
+    ----------
+    phi0, psi0 : float
+        Start angles, in :math:`(0, \pi/2)` (small for the linear regime).
+    lam, alpha : float
+        Inverse temperature and step size, ``> 0``.
+    task : SLRTask
+        The task.
+    n_steps : int
+        Number of steps, ``>= 1``.
+
+    Returns
+    -------
+    DecayFit
+
+    Raises
+    ------
+    ValueError
+        When ``phi0`` or ``psi0`` is not in :math:`(0, \pi/2)`, ``lam`` or ``alpha`` is not ``> 0``,
+        ``n_steps`` is not a positive integer, or an angle reaches 0 (the fit needs logarithms).
+    """
+    lam, alpha, task = _check_common(lam, alpha, task)
+    for name, x in (("phi0", phi0), ("psi0", psi0)):
+        x = check_real_scalar(x, name)
+        if not 0.0 < x < math.pi / 2:
+            raise ValueError(f"{name} must lie in (0, pi/2), got {x!r}")
+    n_steps = check_positive_int(n_steps, "n_steps")
+    res = reduced_pgd(math.cos(phi0), math.cos(psi0), task, lam=lam, alpha=alpha, n_steps=n_steps)
+    phi, psi = _angle(np.asarray(res.kappa)), _angle(np.asarray(res.nu))
+    if not (np.all(phi > 0.0) and np.all(psi > 0.0)):
+        raise ValueError(f"an angle reached 0 within n_steps={n_steps}; use fewer steps")
+    t = res.steps.astype(float)
+    slope_k = np.polyfit(t, np.log(phi), 1)[0]
+    slope_n = np.polyfit(t, np.log(psi), 1)[0]
+    return DecayFit(float(np.exp(slope_k)), float(np.exp(slope_n)), res.steps, phi, psi)
