@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 from conftest import random_unit
 
-from slrlib import SLRTask, bayes_posterior, bayes_predictor, monte_carlo_risk, softmax_attention
+from slrlib import SLRTask, bayes_predictor, monte_carlo_risk, softmax_attention
+from slrlib.core.predictors import bayes_scores
 from slrlib.book import ch14_softmax as sm
 from slrlib.book.ch04_bayes import hard_oracle_risk
 from slrlib.figures import get
@@ -66,9 +67,18 @@ def test_bayes_predictor_is_softmax_attention_at_gamma_one_only():
     for lam in (math.sqrt(d / 2), 2 * math.sqrt(d / 2)):
         gap = np.max(np.abs(bayes - np.asarray(softmax_attention(X, ks, vs, lam))))
         assert gap > 1e-2, (lam, gap)
-    s = sm.bayes_scores(X, ks, task)
+    s = bayes_scores(X, ks, task)
     p = np.asarray(jax.nn.softmax(s, axis=-1))
-    np.testing.assert_allclose(p, np.asarray(bayes_posterior(X, ks, task)), rtol=1e-11, atol=1e-14)
+    # independent of the formula: the posterior from the Gaussian densities, token by token
+    # (token l from N(q k*, gamma^2 I), the others from N(0, I)); log-densities of size ~100
+    # carry round-off ~1e-13, and so do the probabilities
+    from scipy import special, stats
+
+    Xn, q = np.asarray(X), math.sqrt(d / 2)
+    log_rel = stats.norm.logpdf(Xn, loc=q * np.asarray(ks), scale=task.gamma).sum(-1)
+    log_noise = stats.norm.logpdf(Xn).sum(-1)
+    log_lik = log_rel - log_noise + log_noise.sum(-1, keepdims=True)
+    np.testing.assert_allclose(p, special.softmax(np.log(np.asarray(task.pi)) + log_lik, axis=-1), atol=1e-11)
     via_scores = np.sum(p * np.asarray(X @ vs), axis=-1)
     np.testing.assert_allclose(via_scores, bayes, rtol=1e-11, atol=1e-12)
     # the formula of the docstring at gamma^2 = 1/2: s = log pi + 2q X^T k* - ||X||^2 / 2
@@ -135,7 +145,7 @@ def test_bad_inputs_raise_value_errors_naming_the_parameter():
     with pytest.raises(ValueError, match="^task must"):
         sm.softmax_risk(ks, vs, ks, vs, 1.0, "task", key, 100)
     with pytest.raises(ValueError, match="^X must"):
-        sm.bayes_scores(np.zeros((2, 4, 6)), ks, task)
+        bayes_scores(np.zeros((2, 4, 6)), ks, task)
     with pytest.raises(ValueError, match="lam_grid must"):
         sm.best_softmax_lambda(task, key, [1.0, 0.5, 2.0], 100)
     with pytest.raises(ValueError, match="n_samples must be >= 2"):

@@ -13,7 +13,7 @@ Its risk has no closed form, but it is as cheap to simulate as a closed form is 
   :math:`\mathbb E[(Y - T^{\rm soft}_\lambda(\mathbb X))^2]` at any unit :math:`(k, v)` by *reduced*
   Monte Carlo: each token is drawn through its two or three coordinates that the predictor and
   the target read, so the cost does not depend on :math:`d`;
-* :func:`bayes_scores` — the Bayes posterior over positions written as an attention score: for
+* :func:`slrlib.core.predictors.bayes_scores` — the Bayes posterior over positions written as an attention score: for
   :math:`\gamma = 1` and uniform :math:`\pi` the Bayes predictor *is* softmax attention at
   :math:`(k^\star, v^\star)` with :math:`\lambda = \sqrt{d/2}`;
 * :func:`best_softmax_lambda` — the inverse temperature minimising the simulated risk at the
@@ -57,7 +57,6 @@ __all__ = [
     "softmax_risk_from_overlaps",
     "softmax_risk",
     "softmax_risk_at_lam0",
-    "bayes_scores",
     "best_softmax_lambda",
     "bayes_excess_reduced",
 ]
@@ -351,62 +350,6 @@ def softmax_risk_at_lam0(kappa: float, nu: float, theta: float, eta: float, rho:
 
 
 # --------------------------------------------------------------------------- Bayes as attention
-def bayes_scores(X: ArrayLike, k_star: ArrayLike, task: SLRTask) -> jax.Array:
-    r"""The Bayes posterior's log-weights as an attention score: :math:`p_\ell(\mathbb X) = \operatorname{softmax}(s)_\ell`.
-
-    **Derivation.** Given :math:`J_0 = \ell`, token :math:`\ell` has density
-    :math:`\propto \gamma^{-d}\exp(-\|X_\ell - q k^\star\|^2/(2\gamma^2))` and every other token
-    :math:`\propto \exp(-\|X_m\|^2/2)`. By Bayes' rule, dividing by the :math:`\ell`-free product
-    :math:`\gamma^{-d}\prod_m e^{-\|X_m\|^2/2}`,
-
-    .. math::
-
-        \log p_\ell(\mathbb X) = \text{const} + \log\pi_\ell - \frac{\|X_\ell - qk^\star\|^2}{2\gamma^2} + \frac{\|X_\ell\|^2}{2}
-        = \text{const}' + \underbrace{\log\pi_\ell + \frac{q}{\gamma^2}X_\ell^\top k^\star
-          - \Big(\frac1{2\gamma^2} - \frac12\Big)\|X_\ell\|^2}_{s_\ell},
-
-    (the constants do not depend on :math:`\ell`, :math:`q^2\|k^\star\|^2/(2\gamma^2)` included), so
-    :math:`\mathbb E[Y\mid\mathbb X] = \sum_\ell \operatorname{softmax}(s)_\ell\, X_\ell^\top v^\star`.
-
-    * :math:`\gamma = 1`, uniform :math:`\pi`: :math:`s_\ell = \text{const} + q\,X_\ell^\top k^\star`, and the Bayes
-      predictor **is** softmax attention (2) at :math:`(k^\star, v^\star)` with :math:`\lambda = q = \sqrt{d/2}`.
-    * :math:`\gamma^2 \ne 1`: the norm term does not vanish: the Bayes predictor also weighs a token by its
-      norm, which no softmax attention with a rank-one score :math:`\lambda X^\top k` can do. At the default
-      :math:`\gamma^2 = 1/2`, :math:`s_\ell = \log\pi_\ell + 2q\,X_\ell^\top k^\star - \|X_\ell\|^2/2`.
-
-    Parameters
-    ----------
-    X : array_like, shape (..., L, d)
-        Tokens.
-    k_star : array_like, shape (d,)
-        The task's key direction, unit norm.
-    task : SLRTask
-        The task (:math:`q, \gamma, \pi`).
-
-    Returns
-    -------
-    jax.Array, shape (..., L)
-        The scores :math:`s_\ell` (defined up to an additive constant per sequence; :math:`-\infty` where
-        :math:`\pi_\ell = 0`).
-
-    Raises
-    ------
-    ValueError
-        When ``task`` is not an :class:`SLRTask`, ``X`` does not have shape (..., L, d) or is not finite,
-        or ``k_star`` is not a finite unit vector of shape (d,).
-    """
-    task = check_task(task)
-    X = as_float_array(X, "X")
-    if jnp.ndim(X) < 2 or tuple(jnp.shape(X)[-2:]) != (task.L, task.d):
-        raise ValueError(f"X must have shape (..., L, d) = (..., {task.L}, {task.d}), got shape {jnp.shape(X)}")
-    check_finite(X, "X")
-    k_star = _check_unit(k_star, "k_star", task.d)
-    g2 = task.gamma**2
-    proj = jnp.einsum("...ld,d->...l", X, k_star)
-    sq = jnp.sum(jnp.square(X), axis=-1)
-    return jnp.log(task.pi) + (task.q / g2) * proj - (0.5 / g2 - 0.5) * sq
-
-
 # --------------------------------------------------------------------------- best lambda
 def best_softmax_lambda(task: SLRTask, key: jax.Array, lam_grid: ArrayLike | None = None,
                         n_samples: int = 20_000, batch_size: int | None = None,

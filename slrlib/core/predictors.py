@@ -31,6 +31,7 @@ __all__ = [
     "multi_head_erf_attention",
     "linear_predictor",
     "best_linear_weights",
+    "bayes_scores",
     "bayes_posterior",
     "bayes_predictor",
     "attention_layer",
@@ -296,14 +297,67 @@ def best_linear_weights(task: SLRTask, v_star: ArrayLike) -> jax.Array:
     return coef[:, None] * v_star[None, :]
 
 
+def bayes_scores(X: ArrayLike, k_star: ArrayLike, task: SLRTask) -> jax.Array:
+    r"""The Bayes posterior's log-weights as an attention score: :math:`p_\ell(\mathbb X) = \operatorname{softmax}(s)_\ell`.
+
+    **Derivation.** Given :math:`J_0 = \ell`, token :math:`\ell` has density
+    :math:`\propto \gamma^{-d}\exp(-\|X_\ell - q k^\star\|^2/(2\gamma^2))` and every other token
+    :math:`\propto \exp(-\|X_m\|^2/2)`. By Bayes' rule, dividing by the :math:`\ell`-free product
+    :math:`\gamma^{-d}\prod_m e^{-\|X_m\|^2/2}`,
+
+    .. math::
+
+        \log p_\ell(\mathbb X) = \text{const} + \log\pi_\ell - \frac{\|X_\ell - qk^\star\|^2}{2\gamma^2} + \frac{\|X_\ell\|^2}{2}
+        = \text{const}' + \underbrace{\log\pi_\ell + \frac{q}{\gamma^2}X_\ell^\top k^\star
+          - \Big(\frac1{2\gamma^2} - \frac12\Big)\|X_\ell\|^2}_{s_\ell},
+
+    (the constants do not depend on :math:`\ell`, :math:`q^2\|k^\star\|^2/(2\gamma^2)` included), so
+    :math:`\mathbb E[Y\mid\mathbb X] = \sum_\ell \operatorname{softmax}(s)_\ell\, X_\ell^\top v^\star`.
+
+    * :math:`\gamma = 1`, uniform :math:`\pi`: :math:`s_\ell = \text{const} + q\,X_\ell^\top k^\star`, and the Bayes
+      predictor **is** softmax attention (2) at :math:`(k^\star, v^\star)` with :math:`\lambda = q = \sqrt{d/2}`.
+    * :math:`\gamma^2 \ne 1`: the norm term does not vanish: the Bayes predictor also weighs a token by its
+      norm, which no softmax attention with a rank-one score :math:`\lambda X^\top k` can do. At the default
+      :math:`\gamma^2 = 1/2`, :math:`s_\ell = \log\pi_\ell + 2q\,X_\ell^\top k^\star - \|X_\ell\|^2/2`.
+
+    Parameters
+    ----------
+    X : array_like, shape (..., L, d)
+        Tokens.
+    k_star : array_like, shape (..., d)
+        The task's key direction, unit norm.
+    task : SLRTask
+        The task (:math:`q, \gamma, \pi`).
+
+    Returns
+    -------
+    jax.Array, shape (..., L)
+        The scores :math:`s_\ell` (defined up to an additive constant per sequence; :math:`-\infty` where
+        :math:`\pi_\ell = 0`).
+
+    Raises
+    ------
+    ValueError
+        When ``task`` is not an :class:`SLRTask`, ``X`` does not have shape (..., L, d), or
+        ``k_star`` is not a finite unit vector.
+    """
+    if not isinstance(task, SLRTask):
+        raise ValueError(f"task must be an SLRTask, got {type(task).__name__}")
+    X = _tokens(X)
+    if tuple(X.shape[-2:]) != (task.L, task.d):
+        raise ValueError(
+            f"X must have shape (..., L, d) = (..., {task.L}, {task.d}), got shape {X.shape}"
+        )
+    k_star = _direction(k_star, "k_star", task.d)
+    g2 = task.gamma**2
+    return jnp.log(task.pi) + (task.q / g2) * _project(X, k_star) - (0.5 / g2 - 0.5) * jnp.sum(jnp.square(X), axis=-1)
+
+
 def bayes_posterior(X: ArrayLike, k_star: ArrayLike, task: SLRTask) -> jax.Array:
     r"""Posterior law of the relevant position, :math:`p_\ell(\mathbb X) = \mathbb P(J_0 = \ell \mid \mathbb X)`.
 
-    By Bayes' rule with the Gaussian densities of Section 2,
-    :math:`p_\ell \propto \pi_\ell e^{s_\ell}` with
-
-    .. math:: s_\ell = \frac{\sqrt{d/2}}{\gamma^2} X_\ell^\top k^\star
-                       + \frac12\Big(1 - \frac1{\gamma^2}\Big)\|X_\ell\|^2 .
+    By Bayes' rule with the Gaussian densities of Section 2, :math:`p = \operatorname{softmax}(s)` with
+    the scores :math:`s_\ell` of :func:`bayes_scores`.
 
     (Our addition: the paper bounds the Bayes risk below by ε², eq. 8, without writing
     the Bayes predictor.)
@@ -328,19 +382,7 @@ def bayes_posterior(X: ArrayLike, k_star: ArrayLike, task: SLRTask) -> jax.Array
         When ``task`` is not an :class:`SLRTask`, ``X`` does not have shape (..., L, d), or
         ``k_star`` is not a finite unit vector.
     """
-    if not isinstance(task, SLRTask):
-        raise ValueError(f"task must be an SLRTask, got {type(task).__name__}")
-    X = _tokens(X)
-    if tuple(X.shape[-2:]) != (task.L, task.d):
-        raise ValueError(
-            f"X must have shape (..., L, d) = (..., {task.L}, {task.d}), got shape {X.shape}"
-        )
-    k_star = _direction(k_star, "k_star", task.d)
-    g2 = task.gamma**2
-    scores = (task.q / g2) * _project(X, k_star) + 0.5 * (1.0 - 1.0 / g2) * jnp.sum(
-        jnp.square(X), axis=-1
-    )
-    logits = jnp.log(task.pi) + scores
+    logits = bayes_scores(X, k_star, task)
     return jnp.exp(logits - logsumexp(logits, axis=-1, keepdims=True))
 
 
