@@ -11,20 +11,29 @@ alpha = 4e-3):
   log(10)/log(1 - alpha mu_-) extra steps per decade of r0;
 * the oracle's angle multipliers (riemannian_hessian) against jax.jacfwd of F in (kappa, nu)
   (reduced_jacobian) and against decay rates fitted on simulated trajectories;
+* the Jacobian of one PGD step across M at the oracle (oracle_transverse, I - alpha H from chapter 8's
+  plane Hessian) against central finite differences of one full PGD step in d = 400 and against chapter
+  8's transverse_multipliers (jacfwd of a step in four coordinates); plane_pair's overlaps against inner
+  products; off_manifold_basin (full PGD) against an independent iteration of the exact PGD map of the
+  plane span{k*, v*} written in angles, a' = a - arctan(alpha dR/da);
 * bad input raises a ValueError naming the parameter.
 
-Runtime: a few seconds (three compilations: the while loop, the reduced PGD scan, jacfwd).
+Runtime: about 15 seconds (compilations of the while loop, the reduced PGD scan, jacfwd, PGD, the angle map).
 """
 
 import math
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from scipy.special import erf
 
 from slrlib import SLRTask
 from slrlib.book import ch16_dynamics as dyn
-from slrlib.training.pgd import reduced_jacobian, reduced_map
+from slrlib.book import ch08_beyond as beyond
+from slrlib.core.risk import risk_kernel
+from slrlib.training.pgd import pgd, reduced_jacobian, reduced_map
 
 TASK = SLRTask(d=400, L=10)
 LAM, ALPHA = 0.1, 4e-3
@@ -167,6 +176,119 @@ def test_oracle_rates_against_fitted_trajectories():
     assert np.all((7 < dev3 / dev1) & (dev3 / dev1 < 11))
 
 
+# --------------------------------------------------------------------------- across M at the oracle
+EYE = np.eye(TASK.d)
+
+
+def _step_angles(a, b, lam, alpha):
+    """One full PGD step (d = 400) from plane_pair(a, b); the angles (a1, b1) read off the overlaps."""
+    k, v = dyn.plane_pair(np.array([a]), np.array([b]), EYE[0], EYE[1])
+    r = pgd(k, v, EYE[0], EYE[1], TASK, lam=lam, alpha=alpha, n_steps=1, log_every=1)
+    get = lambda n: float(np.asarray(getattr(r, n))[0, -1])
+    return np.array([math.atan2(get("eta"), get("kappa")), math.atan2(get("theta"), get("nu"))])
+
+
+@pytest.mark.parametrize(("lam", "alpha"), [(0.1, 4e-3), (0.3, 4e-3), (1.0, 1e-3)])
+def test_oracle_transverse_against_finite_differences(lam, alpha):
+    ot = dyn.oracle_transverse(lam, alpha, TASK)
+
+    def fd(h):
+        return np.column_stack([(_step_angles(h, 0, lam, alpha) - _step_angles(-h, 0, lam, alpha)) / (2 * h),
+                                (_step_angles(0, h, lam, alpha) - _step_angles(0, -h, lam, alpha)) / (2 * h)])
+
+    J1, J2 = fd(1e-4), fd(2e-4)
+    # O(h^2) truncation: the gap between h and 2h is ~3 times the error at h; plus round-off d eps / h
+    tol = np.abs(J2 - J1).max() + 10 * TASK.d * 2.2e-16 / 1e-4
+    np.testing.assert_allclose(J1, ot.jacobian, atol=tol)
+    assert tol < 1e-6  # resolves alpha * mu_min = 8e-4 (lambda = 0.1) to 1e-3 relative
+    tm = beyond.transverse_multipliers(1.0, 1.0, lam, alpha, TASK)
+    np.testing.assert_allclose(np.sort(np.real(tm.transverse)), np.sort(ot.multipliers), atol=1e-12)
+    np.testing.assert_allclose(ot.multipliers, 1 - alpha * ot.curvatures, rtol=1e-15)
+    np.testing.assert_allclose(ot.jacobian @ ot.eigenvectors, ot.eigenvectors * ot.multipliers, atol=1e-12)
+    # lambda = 0.1: both conditions hold; 0.3 at alpha = 4e-3: alpha mu_max > 2; 1.0: mu_min < 0 (above lambda_c)
+    assert ot.stable == (lam == 0.1)
+    if lam == 1.0:
+        assert ot.curvatures[0] < 0 < alpha * ot.curvatures[1] < 2
+    if lam == 0.3:
+        assert ot.curvatures[0] > 0 and alpha * ot.curvatures[1] > 2
+
+
+def test_plane_pair_overlaps():
+    rng = np.random.default_rng(0)
+    q, _ = np.linalg.qr(rng.standard_normal((7, 2)))
+    ks, vs = q[:, 0], q[:, 1]
+    a, b = np.array([0.3, -1.2, 2.5]), np.array([-0.7, 0.1, 3.0])
+    k, v = (np.asarray(x) for x in dyn.plane_pair(a, b, ks, vs))
+    np.testing.assert_allclose(np.linalg.norm(k, axis=-1), 1.0, rtol=1e-15)
+    np.testing.assert_allclose(np.linalg.norm(v, axis=-1), 1.0, rtol=1e-15)
+    np.testing.assert_allclose(k @ ks, np.cos(a), atol=1e-15)
+    np.testing.assert_allclose(k @ vs, np.sin(a), atol=1e-15)
+    np.testing.assert_allclose(v @ ks, np.sin(b), atol=1e-15)
+    np.testing.assert_allclose(v @ vs, np.cos(b), atol=1e-15)
+    np.testing.assert_allclose(np.sum(k * v, axis=-1), np.sin(a + b), atol=1e-15)
+
+
+def _angle_map_run(a0, b0, lam, alpha, n_steps):
+    """PGD in the plane span{k*, v*}, written in angles: each step rotates k (and v) by -arctan(alpha dR/da)
+    (a unit circle: the tangent step of length alpha |dR/da|, normalised, is a rotation by the arctan)."""
+    args = (lam, float(TASK.d), float(TASK.L), TASK.gamma, TASK.eps)
+
+    def risk(ab):
+        a, b = ab
+        return risk_kernel(jnp.cos(a), jnp.cos(b), jnp.sin(b), jnp.sin(a), jnp.sin(a + b), *args)
+
+    grad = jax.grad(risk)
+
+    @jax.jit
+    def run(ab):
+        def body(ab, _):
+            return ab - jnp.arctan(alpha * grad(ab)), None
+        return jax.lax.scan(body, ab, None, length=n_steps)[0]
+
+    return np.asarray(jax.vmap(run)(jnp.stack([jnp.asarray(a0), jnp.asarray(b0)], axis=-1)))
+
+
+def test_off_manifold_basin_against_the_angle_map():
+    deltas = np.array([0.2, 0.6, 1.0, 3.0])
+    n = 20_000
+    basin = dyn.off_manifold_basin(deltas, LAM, ALPHA, TASK, n_directions=4, n_steps=n)
+    a0 = (deltas[:, None] * np.cos(basin.angles)[None, :]).ravel()
+    b0 = (deltas[:, None] * np.sin(basin.angles)[None, :]).ravel()
+    ab = _angle_map_run(a0, b0, LAM, ALPHA, n)
+    # two codes for the same map; trajectories that converge to a fixed point keep round-off small
+    np.testing.assert_allclose(basin.kappa.ravel(), np.cos(ab[:, 0]), atol=1e-9)
+    np.testing.assert_allclose(basin.nu.ravel(), np.cos(ab[:, 1]), atol=1e-9)
+    assert np.all(basin.returned[:3]) and not np.any(basin.returned[3])
+    assert basin.radius == 1.0
+    # the distance after n steps of a returned run follows the slow multiplier: |(eta, theta, rho)| <= sqrt(3) delta
+    # at the start, times |m_slow|^n (7e-8), within a factor 2 for the nonlinear start
+    ot = dyn.oracle_transverse(LAM, ALPHA, TASK)
+    assert np.all(basin.distance[0] < 2 * math.sqrt(3) * deltas[0] * ot.multipliers[0] ** n)
+
+
+# --------------------------------------------------------------------------- the figure
+def test_escape_time_figure(tmp_path, rates):
+    import matplotlib.figure
+
+    from slrlib import figures
+    import slrlib.book.figures  # noqa: F401  (registration)
+
+    assert "escape_time" in figures.names()
+    spec = figures.get("escape_time")
+    assert spec.chapter == 16
+    data = spec.compute(decades=(2, 4, 6))
+    table = spec.table(data)
+    assert {len(np.asarray(c)) for c in table.values()} == {3}
+    # the figure's exact linear times against the 2 x 2 matrix iterated by hand (independent of the closed form)
+    u = np.asarray(dyn.DEFAULT_DIRECTION)
+    np.testing.assert_array_equal(table["linear"], [_iterate_linear(rates.jacobian, r * u, RADIUS) for r in data.r0])
+    np.testing.assert_allclose(data.per_decade, math.log(10) / math.log(rates.expanding), rtol=1e-15)
+    assert isinstance(spec.plot(data), matplotlib.figure.Figure)
+    figures.write_csv(table, tmp_path / "escape_time.csv")
+    rows = (tmp_path / "escape_time.csv").read_text().splitlines()
+    assert len(rows) == 4 and rows[0].startswith("r0,log10_inv_r0,linear")
+
+
 # --------------------------------------------------------------------------- bad input
 @pytest.mark.parametrize(("call", "match"), [
     (lambda: dyn.saddle_rates(0.0, ALPHA, TASK), "lam"),
@@ -184,6 +306,15 @@ def test_oracle_rates_against_fitted_trajectories():
     (lambda: dyn.fit_decay_rates(0.0, 1e-3, LAM, ALPHA, TASK), "phi0"),
     (lambda: dyn.fit_decay_rates(1e-3, 2.0, LAM, ALPHA, TASK), "psi0"),
     (lambda: dyn.fit_decay_rates(1e-3, 1e-3, LAM, ALPHA, TASK, n_steps=0), "n_steps"),
+    (lambda: dyn.oracle_transverse(-0.1, ALPHA, TASK), "lam"),
+    (lambda: dyn.oracle_transverse(LAM, 0.0, TASK), "alpha"),
+    (lambda: dyn.plane_pair(0.1, 0.2, np.eye(3)[0], np.ones(3)), "orthonormal"),
+    (lambda: dyn.plane_pair(0.1, 0.2, np.eye(3)[0], np.eye(4)[1]), "k_star and v_star"),
+    (lambda: dyn.plane_pair(np.nan, 0.2, np.eye(3)[0], np.eye(3)[1]), "a and b"),
+    (lambda: dyn.off_manifold_basin([0.5, 0.1], LAM, ALPHA, TASK), "deltas"),
+    (lambda: dyn.off_manifold_basin([0.1, 4.0], LAM, ALPHA, TASK), "deltas"),
+    (lambda: dyn.off_manifold_basin([0.1], LAM, ALPHA, TASK, n_directions=0), "n_directions"),
+    (lambda: dyn.off_manifold_basin([0.1], LAM, ALPHA, TASK, tol=0.0), "tol"),
 ])
 def test_bad_input_raises(call, match):
     with pytest.raises(ValueError, match=match):

@@ -29,20 +29,26 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
+from slrlib.book.ch08_beyond import oracle_plane_hessian
 from slrlib.core.task import SLRTask, check_task
-from slrlib.training.pgd import manifold_hessian, reduced_map_kernel, reduced_pgd, riemannian_hessian
+from slrlib.training.pgd import manifold_hessian, pgd, reduced_map_kernel, reduced_pgd, riemannian_hessian
 from slrlib.validation import check_positive_int, check_real_scalar
 
 __all__ = [
     "DEFAULT_DIRECTION",
     "DecayFit",
     "LinearEscape",
+    "OffManifoldBasin",
     "OracleTimescales",
+    "OracleTransverse",
     "PGDEscape",
     "SaddleRates",
     "escape_time_linear",
     "escape_time_pgd",
     "fit_decay_rates",
+    "off_manifold_basin",
+    "oracle_transverse",
+    "plane_pair",
     "saddle_rates",
     "timescales_at_oracle",
 ]
@@ -466,3 +472,186 @@ def fit_decay_rates(phi0: float, psi0: float, lam: float, alpha: float, task: SL
     slope_k = np.polyfit(t, np.log(phi), 1)[0]
     slope_n = np.polyfit(t, np.log(psi), 1)[0]
     return DecayFit(float(np.exp(slope_k)), float(np.exp(slope_n)), res.steps, phi, psi)
+
+
+# --------------------------------------------------------------------------- off the manifold, at the oracle
+class OracleTransverse(NamedTuple):
+    r"""One PGD step linearised at the oracle across :math:`\mathcal M` (see :func:`oracle_transverse`).
+
+    Fields: ``hessian`` (2 × 2), the Riemannian Hessian of :math:`\mathcal R_\lambda` in the plane
+    :math:`\operatorname{span}\{k^\star, v^\star\}` in the rotation angles :math:`(a, b)`
+    (:func:`slrlib.book.ch08_beyond.oracle_plane_hessian`); ``curvatures`` — its eigenvalues
+    :math:`\mu_{\min} \le \mu_{\max}`; ``jacobian`` :math:`= I - \alpha H` (2 × 2, acting on
+    :math:`(a, b) \approx (\eta, \theta)`); ``multipliers`` :math:`1 - \alpha\mu_{\min} \ge 1 - \alpha\mu_{\max}`;
+    ``eigenvectors`` (columns, for ``multipliers``); ``stable`` — both multipliers in :math:`(-1, 1)`.
+    """
+
+    hessian: np.ndarray
+    curvatures: np.ndarray
+    jacobian: np.ndarray
+    multipliers: np.ndarray
+    eigenvectors: np.ndarray
+    stable: bool
+
+
+def oracle_transverse(lam: float, alpha: float, task: SLRTask) -> OracleTransverse:
+    r"""The Jacobian of one PGD step (Definition 1, eq. (10)) at the oracle :math:`(k^\star, v^\star)`, across
+    :math:`\mathcal M`.
+
+    Rotate :math:`k` by an angle :math:`a` towards :math:`v^\star` and :math:`v` by :math:`b` towards
+    :math:`k^\star` (:func:`plane_pair`): :math:`\eta = \sin a`, :math:`\theta = \sin b`,
+    :math:`\rho = \sin(a + b)`, so to first order :math:`(\eta, \theta, \rho) = (a, b, a + b)`. These two
+    directions span the normal space of :math:`\mathcal M` at the oracle, and the plane
+    :math:`\operatorname{span}\{k^\star, v^\star\}` is invariant under PGD (the gradients lie in it). At a
+    critical point the step :math:`x \mapsto R_x(-\alpha\operatorname{grad}\mathcal R)` of Riemannian gradient
+    descent with the normalisation retraction has Jacobian :math:`I - \alpha\operatorname{Hess}\mathcal R`, so in
+    :math:`(a, b)`
+
+    .. math::
+
+        \begin{pmatrix} a_{t+1}\\ b_{t+1}\end{pmatrix} \approx (I - \alpha H_\lambda)\begin{pmatrix} a_t\\ b_t\end{pmatrix},
+        \qquad \rho_{t+1} \approx a_{t+1} + b_{t+1},
+
+    with :math:`H_\lambda` the plane Hessian of chapter 8. The oracle attracts nearby points off
+    :math:`\mathcal M` iff :math:`0 < \alpha\mu_{\min}` and :math:`\alpha\mu_{\max} < 2`: the first fails above
+    :math:`\lambda_c` (:func:`slrlib.book.ch08_beyond.critical_lambda`), the second when the step is too
+    long (the iterates then overshoot :math:`\mathcal M` by more than they started off it).
+
+    Parameters
+    ----------
+    lam, alpha : float
+        Inverse temperature and step size, ``> 0``.
+    task : SLRTask
+        The task.
+
+    Returns
+    -------
+    OracleTransverse
+
+    Raises
+    ------
+    ValueError
+        When ``lam`` or ``alpha`` is not a real number ``> 0``.
+    """
+    lam, alpha, task = _check_common(lam, alpha, task)
+    H = np.asarray(oracle_plane_hessian(lam, task), dtype=float)
+    H = 0.5 * (H + H.T)
+    curv, vecs = np.linalg.eigh(H)
+    J = np.eye(2) - alpha * H
+    mult = 1.0 - alpha * curv
+    return OracleTransverse(H, curv, J, mult, vecs, bool(np.all(np.abs(mult) < 1.0)))
+
+
+def plane_pair(a: ArrayLike, b: ArrayLike, k_star: ArrayLike, v_star: ArrayLike) -> tuple[jax.Array, jax.Array]:
+    r"""Unit vectors :math:`k = \cos a\,k^\star + \sin a\,v^\star`, :math:`v = \sin b\,k^\star + \cos b\,v^\star`.
+
+    Their overlaps are :math:`\kappa = \cos a`, :math:`\eta = \sin a`, :math:`\theta = \sin b`,
+    :math:`\nu = \cos b`, :math:`\rho = \sin(a + b)`: the oracle :math:`(a, b) = (0, 0)` moved off
+    :math:`\mathcal M` by crossed overlaps :math:`(\eta, \theta) \approx (a, b)`.
+
+    Parameters
+    ----------
+    a, b : array_like
+        Angles (broadcast together); the result has their shape plus a last axis of length ``d``.
+    k_star, v_star : array_like, shape (d,)
+        Orthonormal directions.
+
+    Returns
+    -------
+    (k, v) : tuple of jax.Array
+
+    Raises
+    ------
+    ValueError
+        When ``k_star`` and ``v_star`` are not orthonormal vectors of one length, or ``a``, ``b`` are
+        not finite.
+    """
+    ks, vs = np.asarray(k_star, dtype=float), np.asarray(v_star, dtype=float)
+    if ks.ndim != 1 or ks.shape != vs.shape or ks.size < 2:
+        raise ValueError(f"k_star and v_star must be vectors of one length d >= 2, got shapes {ks.shape}, {vs.shape}")
+    gram = np.array([[ks @ ks, ks @ vs], [vs @ ks, vs @ vs]])
+    if not np.allclose(gram, np.eye(2), atol=1e-12):
+        raise ValueError(f"k_star and v_star must be orthonormal, got Gram matrix {gram.tolist()}")
+    a, b = np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
+    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        raise ValueError("a and b must be finite")
+    k = np.cos(a)[..., None] * ks + np.sin(a)[..., None] * vs
+    v = np.sin(b)[..., None] * ks + np.cos(b)[..., None] * vs
+    return jnp.asarray(k), jnp.asarray(v)
+
+
+class OffManifoldBasin(NamedTuple):
+    r"""PGD from the oracle moved off :math:`\mathcal M` (see :func:`off_manifold_basin`).
+
+    Fields: ``deltas`` (n,), ``angles`` (m,) the directions :math:`\omega`; ``kappa``, ``nu``, ``distance``
+    (n, m) the final :math:`\kappa`, :math:`\nu` and distance to :math:`\mathcal M`; ``returned`` (n, m), the run
+    ended within ``tol`` of :math:`(k^\star, v^\star)`; ``radius``, the largest :math:`\delta` of the grid such
+    that every run from every :math:`\delta' \le \delta` returned (0 if the smallest does not).
+    """
+
+    deltas: np.ndarray
+    angles: np.ndarray
+    kappa: np.ndarray
+    nu: np.ndarray
+    distance: np.ndarray
+    returned: np.ndarray
+    radius: float
+
+
+def off_manifold_basin(deltas: ArrayLike, lam: float, alpha: float, task: SLRTask, *, n_directions: int = 8,
+                       n_steps: int = 20_000, tol: float = 1e-6) -> OffManifoldBasin:
+    r"""Run PGD (:func:`slrlib.training.pgd.pgd`, exact gradients, dimension ``task.d``) from
+    :func:`plane_pair` at :math:`(a, b) = \delta(\cos\omega, \sin\omega)` for every :math:`\delta` of
+    ``deltas`` and :math:`\omega = 2\pi j/m + \pi/m`, :math:`j < m` (directions off the axes), at constant
+    :math:`\lambda`, and record whether it returns to the oracle: :math:`1 - \kappa`, :math:`1 - \nu` and the
+    distance to :math:`\mathcal M` all below ``tol`` after ``n_steps`` steps.
+
+    Parameters
+    ----------
+    deltas : array_like
+        Distances off :math:`\mathcal M` (angles), increasing, in :math:`(0, \pi)`.
+    lam, alpha : float
+        Inverse temperature and step size, ``> 0``.
+    task : SLRTask
+        The task (its ``d`` is the dimension of the runs; :math:`k^\star, v^\star` are the first two axes).
+    n_directions : int
+        Number :math:`m` of directions :math:`\omega`.
+    n_steps : int
+        Steps of each run.
+    tol : float
+        Tolerance of "returned", ``> 0``.
+
+    Returns
+    -------
+    OffManifoldBasin
+
+    Raises
+    ------
+    ValueError
+        When ``deltas`` is not an increasing 1-d array in :math:`(0, \pi)`, ``lam``, ``alpha`` or ``tol`` is
+        not ``> 0``, or ``n_directions``, ``n_steps`` is not a positive integer.
+    """
+    lam, alpha, task = _check_common(lam, alpha, task)
+    tol = check_real_scalar(tol, "tol", minimum=0.0, strict=True)
+    n_directions = check_positive_int(n_directions, "n_directions")
+    n_steps = check_positive_int(n_steps, "n_steps")
+    try:
+        dl = np.atleast_1d(np.asarray(deltas, dtype=float))
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"deltas must be real numbers in (0, pi), got {deltas!r}") from err
+    if dl.ndim != 1 or dl.size == 0 or not np.all(np.isfinite(dl)) or not np.all((dl > 0) & (dl < math.pi)) \
+            or np.any(np.diff(dl) <= 0):
+        raise ValueError(f"deltas must be an increasing 1-d array in (0, pi), got {np.asarray(deltas).tolist()}")
+    om = 2 * math.pi * np.arange(n_directions) / n_directions + math.pi / n_directions
+    eye = np.eye(task.d)
+    a = dl[:, None] * np.cos(om)[None, :]
+    b = dl[:, None] * np.sin(om)[None, :]
+    k0, v0 = plane_pair(a, b, eye[0], eye[1])
+    res = pgd(k0, v0, eye[0], eye[1], task, lam=lam, alpha=alpha, n_steps=n_steps, log_every=n_steps)
+    kappa, nu = np.asarray(res.kappa)[..., -1], np.asarray(res.nu)[..., -1]
+    dist = np.asarray(res.distance)[..., -1]
+    ok = (1.0 - kappa < tol) & (1.0 - nu < tol) & (dist < tol)
+    all_ok = np.all(ok, axis=1)
+    n_good = int(np.argmin(all_ok)) if not np.all(all_ok) else dl.size
+    radius = float(dl[n_good - 1]) if n_good > 0 else 0.0
+    return OffManifoldBasin(dl, om, kappa, nu, dist, ok, radius)
