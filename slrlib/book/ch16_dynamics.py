@@ -14,7 +14,12 @@ its two interesting fixed points:
   :math:`\psi_{t+1} \approx (1 - \alpha H_{\psi\psi})\psi_t` with :math:`H` the angle Hessian
   (:func:`slrlib.training.pgd.riemannian_hessian`, diagonal at the corners): ν aligns fast, κ
   slowly (:func:`timescales_at_oracle`, against the rates fitted on trajectories,
-  :func:`fit_decay_rates`).
+  :func:`fit_decay_rates`);
+* the oracle across :math:`\mathcal M`: one step of full PGD is :math:`I - \alpha H_\lambda` in the rotation
+  angles of the plane :math:`\operatorname{span}\{k^\star, v^\star\}` (:func:`oracle_transverse`, with chapter 8's
+  plane Hessian), stable iff :math:`0 < \alpha\mu_{\min}` and :math:`\alpha\mu_{\max} < 2`; the starts
+  :func:`plane_pair` off :math:`\mathcal M` and the measured basin of attraction off :math:`\mathcal M`
+  (:func:`off_manifold_basin`, full PGD).
 
 Everything is in float64 (``import slrlib`` enables x64).
 """
