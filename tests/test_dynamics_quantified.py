@@ -16,9 +16,11 @@ alpha = 4e-3):
   8's transverse_multipliers (jacfwd of a step in four coordinates); plane_pair's overlaps against inner
   products; off_manifold_basin (full PGD) against an independent iteration of the exact PGD map of the
   plane span{k*, v*} written in angles, a' = a - arctan(alpha dR/da);
+* the figures escape_time (linear times against the 2 x 2 matrix iterated by hand) and dynamics_timescales
+  (the logged run against the reduced map iterated step by step), their tables and CSV;
 * bad input raises a ValueError naming the parameter.
 
-Runtime: about 15 seconds (compilations of the while loop, the reduced PGD scan, jacfwd, PGD, the angle map).
+Runtime: about 30 seconds (compilations of the while loop, the reduced PGD scan, jacfwd, PGD, the angle map).
 """
 
 import math
@@ -287,6 +289,33 @@ def test_escape_time_figure(tmp_path, rates):
     figures.write_csv(table, tmp_path / "escape_time.csv")
     rows = (tmp_path / "escape_time.csv").read_text().splitlines()
     assert len(rows) == 4 and rows[0].startswith("r0,log10_inv_r0,linear")
+
+
+def test_dynamics_timescales_figure(tmp_path):
+    import matplotlib.figure
+
+    from slrlib import figures
+    import slrlib.book.figures  # noqa: F401  (registration)
+
+    spec = figures.get("dynamics_timescales")
+    assert spec.chapter == 16
+    data = spec.compute(r0=0.3, n_steps=200, log_every=20)
+    # the logged run against the reduced map F iterated by hand, step by step
+    k = n = 0.3 / math.sqrt(2)
+    by_hand = [(k, n)]
+    for _ in range(200):
+        k, n = (float(x) for x in reduced_map(k, n, LAM, ALPHA, TASK))
+        by_hand.append((k, n))
+    by_hand = np.array(by_hand)[::20]
+    np.testing.assert_allclose(data.kappa, by_hand[:, 0], rtol=1e-13)
+    np.testing.assert_allclose(data.nu, by_hand[:, 1], rtol=1e-13)
+    np.testing.assert_allclose(data.phi, np.arccos(data.kappa), rtol=1e-10)  # angles far from 0: arccos is accurate
+    np.testing.assert_allclose(data.psi, np.arccos(data.nu), rtol=1e-10)
+    table = spec.table(data)
+    assert {len(np.asarray(c)) for c in table.values()} == {11}
+    assert isinstance(spec.plot(data), matplotlib.figure.Figure)
+    figures.write_csv(table, tmp_path / "dynamics_timescales.csv")
+    assert (tmp_path / "dynamics_timescales.csv").read_text().splitlines()[0].startswith("step,kappa,nu,phi,psi")
 
 
 # --------------------------------------------------------------------------- bad input
