@@ -261,7 +261,7 @@ def test_figure_small():
     from slrlib.figures import get
 
     assert get("stress_tests").chapter == 16
-    data = compute_stress_tests(cs=(0.0, 0.5), gamma2s=(0.25, 0.5), rs=(0.0, 0.5), p1s=(0.1, 0.9), d=40, runs=2,
+    data = compute_stress_tests(cs=(0.0, 0.5), gamma2s=(0.25, 0.5), rs=(0.0, 0.5), p1s=(0.1, 0.9), d=20, runs=2,
                                 n_steps=400, log_every=200, n_mc=2_000)
     table = stress_tests_table(data)
     sizes = {len(v) for v in table.values()}

@@ -48,6 +48,7 @@ __all__ = [
     "N_STEPS",
     "LOG_EVERY",
     "SWAP_LEVEL",
+    "R_PGD",
     "CPanel",
     "GammaPanel",
     "RPanel",
@@ -64,19 +65,23 @@ RS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
 P1S = (0.1, 0.3, 0.5, 0.7, 0.9)
 #: PGD parameters: those of Figure 4(b) (Theorem 5).
 LAM, ALPHA, N_STEPS, LOG_EVERY = 0.1, 4e-3, 20_000, 200
+#: The correlation of the noise tokens in the second PGD sweep of panel ``c``.
+R_PGD = 0.5
 #: A run ends "swapped" when its final :math:`|\eta| = |\langle k, v^\star\rangle|` exceeds this.
 SWAP_LEVEL = 0.9
 
 
 class CPanel(NamedTuple):
     r"""Panel ``c``. ``cs`` (m,); ``pgd`` — one :class:`~slrlib.book.ch16_stress.StressPGD` with ``m * runs`` runs,
-    run ``i * runs + j`` being start ``j`` at ``cs[i]``; ``plane`` — (m, 6) overlaps and risk of the plane minimiser
+    run ``i * runs + j`` being start ``j`` at ``cs[i]``; ``pgd_r`` — the same runs with noise tokens of correlation
+    :data:`R_PGD`; ``plane`` — (m, 6) overlaps and risk of the plane minimiser
     (columns ``kappa, nu, theta, eta, rho, risk``); ``swapped`` (m, runs) bool; ``oracle`` (m,) — the risk at
     :math:`(k^\star, v^\star)`; ``runs``.
     """
 
     cs: np.ndarray
     pgd: StressPGD
+    pgd_r: StressPGD
     plane: np.ndarray
     swapped: np.ndarray
     oracle: np.ndarray
@@ -175,10 +180,11 @@ def compute_stress_tests(cs: Sequence[float] = CS, gamma2s: Sequence[float] = GA
     KS = np.concatenate([np.broadcast_to(ks, (runs, d)) for ks, _ in stars])
     VS = np.concatenate([np.broadcast_to(vs, (runs, d)) for _, vs in stars])
     res = stress_pgd(K0, V0, KS, VS, task, lam=LAM, alpha=ALPHA, n_steps=n_steps, log_every=log_every)
+    res_r = stress_pgd(K0, V0, KS, VS, task, lam=LAM, alpha=ALPHA, n_steps=n_steps, log_every=log_every, r=R_PGD)
     plane = np.array([list(plane_minimiser(float(c), LAM, task)[:6]) for c in cs])
     swapped = (np.abs(res.eta[:, -1]) > SWAP_LEVEL).reshape(cs.size, runs)
     oracle = np.array([float(stress_risk_from_overlaps(1.0, 1.0, c, c, c, LAM, task, c=float(c))) for c in cs])
-    c_panel = CPanel(cs, res, plane, swapped, oracle, runs)
+    c_panel = CPanel(cs, res, res_r, plane, swapped, oracle, runs)
     # ---- gamma
     g2 = np.asarray(gamma2s, dtype=float)
     rows = []
