@@ -267,5 +267,8 @@ def test_figure_small():
     sizes = {len(v) for v in table.values()}
     assert len(sizes) == 1
     np.testing.assert_allclose(data.pi.closed, float(oracle_risk(data.lam, data.task)), rtol=1e-14)
+    from slrlib.book.ch16_dynamics import timescales_at_oracle
+    ts = timescales_at_oracle(data.lam, 4e-3, data.task.replace(gamma=math.sqrt(0.25)))
+    np.testing.assert_allclose([data.gamma.time_kappa[0], data.gamma.time_nu[0]], [ts.time_kappa, ts.time_nu], rtol=1e-9)
     assert plot_stress_tests(data) is not None
     assert plot_c_frame(0.5, data=data) is not None

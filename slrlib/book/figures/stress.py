@@ -11,7 +11,8 @@ Four panels, one per assumption of the paper, at its task (:math:`d = 400`, :mat
 * ``gamma``: the oracle's risk over the null risk :math:`\gamma^2`, at :math:`\lambda = 0.1` and at the best :math:`\lambda`
   (Theorem 1, :func:`slrlib.core.risk.optimal_lambda`), with the saddle's eigenvalue :math:`\mu_-`
   (:func:`slrlib.book.ch16_stress.saddle_hessian_closed_form`) and the oracle's timescales
-  (:func:`slrlib.book.ch16_dynamics.timescales_at_oracle`);
+  :math:`-1/\log(1 + \alpha\,\partial\mathcal R(1, 1))` (those of :func:`slrlib.book.ch16_dynamics.timescales_at_oracle`,
+  from the gradient of Lemma 6, :func:`slrlib.training.pgd.manifold_risk_grad`);
 * ``r``: noise tokens with pairwise correlation :math:`r`: the oracle's risk in closed form
   (:func:`slrlib.book.ch16_stress.oracle_risk_correlated`) and by Monte Carlo (tokens drawn in the span of
   :math:`k^\star, v^\star`, the same law as in full dimension: ``reduced=True`` of
@@ -31,7 +32,7 @@ import numpy as np
 from slrlib.core.risk import linear_risk, optimal_lambda, oracle_risk
 from slrlib.core.task import SLRTask
 from slrlib.figures import FigureSpec, register
-from slrlib.book.ch16_dynamics import timescales_at_oracle
+from slrlib.training.pgd import manifold_risk_grad
 from slrlib.book.ch16_stress import (StressPGD, break_even_gamma2, correlated_directions, optimal_lambda_correlated,
                                      saddle_hessian_closed_form,
                                      oracle_risk_correlated, plane_minimiser, start_on_manifold,
@@ -191,9 +192,11 @@ def compute_stress_tests(cs: Sequence[float] = CS, gamma2s: Sequence[float] = GA
     for x in g2:
         t = task.replace(gamma=math.sqrt(x))
         lam_b, risk_b = optimal_lambda(t)
-        ts = timescales_at_oracle(LAM, ALPHA, t)
         mu_minus = float(np.linalg.eigvalsh(saddle_hessian_closed_form(LAM, t))[0])
-        rows.append((float(oracle_risk(LAM, t)) / x, risk_b / x, lam_b, mu_minus, ts.time_kappa, ts.time_nu))
+        # the angle Hessian at the oracle is diag(-dR/dkappa, -dR/dnu) (ch16_dynamics.timescales_at_oracle)
+        d_kappa, d_nu = (float(g) for g in manifold_risk_grad(1.0, 1.0, LAM, t))
+        times = [-1.0 / math.log(1.0 + ALPHA * g) for g in (d_kappa, d_nu)]
+        rows.append((float(oracle_risk(LAM, t)) / x, risk_b / x, lam_b, mu_minus, *times))
     rows = np.array(rows)
     gamma_panel = GammaPanel(g2, *rows.T, break_even_gamma2(LAM, task))
     # ---- r
