@@ -59,13 +59,22 @@ __all__ = [
     "stress_tests_table",
 ]
 
-#: The grids of the four panels.
+#: The values of :math:`c = \langle k^\star, v^\star\rangle` of panel ``c``.
 CS = tuple(round(0.1 * i, 1) for i in range(10))
+#: The values of :math:`\gamma^2` of panel ``gamma``.
 GAMMA2S = (0.1, 0.15, 0.25, 0.35, 0.5, 0.7, 1.0, 1.4, 2.0)
+#: The correlations :math:`r` of panel ``r``.
 RS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
+#: The probabilities :math:`\pi_1` of panel ``pi``.
 P1S = (0.1, 0.3, 0.5, 0.7, 0.9)
-#: PGD parameters: those of Figure 4(b) (Theorem 5).
-LAM, ALPHA, N_STEPS, LOG_EVERY = 0.1, 4e-3, 20_000, 200
+#: Inverse temperature of every panel: that of Figure 4(b) (Theorem 5).
+LAM = 0.1
+#: PGD step size (Figure 4(b)).
+ALPHA = 4e-3
+#: PGD steps (Figure 4(b)).
+N_STEPS = 20_000
+#: PGD logging period (Figure 4(b)).
+LOG_EVERY = 200
 #: The correlation of the noise tokens in the second PGD sweep of panel ``c``.
 R_PGD = 0.5
 #: A run ends "swapped" when its final :math:`|\eta| = |\langle k, v^\star\rangle|` exceeds this.
