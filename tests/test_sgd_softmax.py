@@ -152,33 +152,6 @@ def test_softmax_exact_sampler_has_the_law_of_the_plain_sampler(small):
     assert abs(g_erf.mean() - g_soft.mean()) > 10 * se
 
 
-def test_softmax_sgd_logs_the_softmax_heldout_risk():
-    """The held-out risk logged at step 0 is the softmax risk of the initial directions: compared with
-    the reduced Monte Carlo of chapter 14 (softmax_risk), standard errors added in quadrature (the
-    held-out one from the per-sequence variance that the Monte Carlo estimates)."""
-    from slrlib.book.ch14_softmax import softmax_risk
-
-    task = slrlib.SLRTask(10, 4, eps=0.1)
-    ks, vs = task.oracle_directions(jax.random.key(0))
-    k0, v0 = uniform_directions(jax.random.key(1), task.d, (3,))
-    k0 = _unit(k0 + 1.5 * ks)  # keys with a clear signal: the risk depends on lambda
-    n_test, lam = 4000, 2.0
-    r = S.sgd(k0, v0, ks, vs, task, lam=lam, alpha=1e-2, n_steps=200, batch_size=5, key=jax.random.key(2),
-              log_every=100, test_size=n_test, attention="softmax")
-    assert r.kappa.shape == (3, 1, 1, 3)
-    np.testing.assert_allclose(np.linalg.norm(r.K, axis=-1), 1.0, atol=1e-12)
-    z = []
-    for i in range(3):
-        mc = softmax_risk(k0[i], v0[i], ks, vs, lam, task, jax.random.key(10 + i), n_samples=100_000)
-        se_test = float(mc.stderr) * math.sqrt(mc.n / n_test)
-        z.append((r.test_risk[i, 0] - float(mc.mean)) / math.hypot(se_test, float(mc.stderr)))
-    assert np.max(np.abs(z)) < 4.5, np.round(z, 2)
-    erf_run = S.sgd(k0, v0, ks, vs, task, lam=lam, alpha=1e-2, n_steps=200, batch_size=5, key=jax.random.key(2),
-                    log_every=100, test_size=n_test)
-    # same key, same held-out set: the erf predictor's loss is another number
-    assert np.all(np.abs(r.test_risk[:, 0] - erf_run.test_risk[:, 0]) > 1e-3)
-
-
 @pytest.mark.parametrize("call", ["sgd", "batch_loss", "batch_gradient", "sample_gradient"])
 def test_unknown_attention_is_rejected_by_name(small, batch, call):
     task, ks, vs, K, V = small
@@ -193,3 +166,77 @@ def test_unknown_attention_is_rejected_by_name(small, batch, call):
             S.batch_gradient(K, V, X, y, 1.0, attention="relu")
         else:
             S.sample_gradient(K, V, ks, vs, task, lam=1.0, key=jax.random.key(0), batch_size=2, attention="relu")
+
+
+# ------------------------------------------------------------------ chapter 14's helpers and figure
+def test_recovery_steps_against_a_loop():
+    from slrlib.book.ch14_softmax import recovery_steps
+
+    rng = np.random.default_rng(20)
+    steps = np.arange(12) * 100
+    kappa = np.clip(np.cumsum(rng.uniform(-0.1, 0.3, (6, 12)), axis=1), -1, 1) * rng.choice([-1, 1], (6, 1))
+    nu = np.clip(np.cumsum(rng.uniform(-0.1, 0.3, (6, 12)), axis=1), -1, 1) * rng.choice([-1, 1], (6, 1))
+    for signed in (True, False):
+        got = recovery_steps(kappa, nu, steps, 0.9, signed=signed)
+        for r in range(6):
+            first = np.nan
+            for i in range(12):
+                k, n = kappa[r, i], nu[r, i]
+                ok = (k > 0.9 and n > 0.9) if signed else (abs(k) > 0.9 and abs(n) > 0.9 and k * n > 0)
+                if ok:
+                    first = steps[i]
+                    break
+            assert (np.isnan(first) and np.isnan(got[r])) or first == got[r]
+    # (-k*, -v*) is a recovery for erf only; (k*, -v*) for neither
+    two = np.array([[-0.95, -0.95], [0.95, 0.95]])  # run 0 at -(k*, v*), run 1 at +(k*, v*), two logs
+    np.testing.assert_array_equal(recovery_steps(two, two, [0, 1], signed=False), [0, 0])
+    assert np.isnan(recovery_steps(two, two, [0, 1], signed=True)[0])
+    assert np.all(np.isnan(recovery_steps(two, -two, [0, 1], signed=False)))
+    with pytest.raises(ValueError, match="level"):
+        recovery_steps(two, two, [0, 1], level=1.5)
+
+
+def test_softmax_risk_of_runs_matches_the_closed_form_at_lambda_zero():
+    from slrlib.book.ch14_softmax import softmax_risk_at_lam0, softmax_risk_of_runs
+
+    task = slrlib.SLRTask(80, 10, eps=0.1)
+    ov = np.array([[0.3, 0.2, 0.6, 0.1, 0.4], [0.9, 0.95, 0.0, 0.1, 0.1], [-0.5, 0.1, 0.2, 0.0, 0.3]])
+    est = softmax_risk_of_runs(*ov.T, 0.0, task, jax.random.key(21), n_samples=50_000)
+    closed = np.array([softmax_risk_at_lam0(*o, task) for o in ov])
+    z = (est.mean - closed) / est.stderr
+    assert est.mean.shape == (3,) and np.max(np.abs(z)) < 4.5, np.round(z, 2)
+    with pytest.raises(ValueError, match="1-d arrays of one length"):
+        softmax_risk_of_runs(ov[:, 0], ov[:2, 1], ov[:, 2], ov[:, 3], ov[:, 4], 1.0, task, jax.random.key(0))
+
+
+def test_softmax_training_figure_small_and_its_heldout_risk():
+    """A small ``softmax_training``: one initialisation for all arms, the schedules, the table; and the
+    held-out risk that sgd logs at step 0 for softmax is the softmax risk of the initial pair (reduced
+    Monte Carlo from the logged overlaps; held-out standard error from the per-sequence variance
+    that the Monte Carlo estimates)."""
+    from slrlib.book.ch14_softmax import softmax_risk_from_overlaps
+    from slrlib.book.figures.softmax import TRAINING_ARMS, compute_softmax_training, softmax_training_table
+    from slrlib.book.plots.softmax import plot_softmax_training
+
+    data = compute_softmax_training(n_runs=3, n_steps=1000, log_every=500, n_risk=2000)
+    assert set(data.arms) == set(TRAINING_ARMS)
+    k0 = [a.kappa[:, 0] for a in data.arms.values()]
+    for k in k0[1:]:  # one initialisation for every arm
+        np.testing.assert_array_equal(k, k0[0])
+    np.testing.assert_allclose(data.arms["softmax_const"].lam, 2.0)
+    assert data.arms["softmax"].lam[-1] < 2.0
+    tab = softmax_training_table(data)
+    assert len({len(v) for v in tab.values()}) == 1 and len(tab["arm"]) == 3 * 3 * 3
+    assert plot_softmax_training(data) is not None
+
+    a = data.arms["softmax_const"]
+    n_test = 1000  # Figure 5's held-out size
+    z = []
+    for r in range(3):
+        ov = [float(np.clip(x[r, 0], -1, 1)) for x in (a.kappa, a.nu, a.theta, a.eta, a.rho)]
+        mc = softmax_risk_from_overlaps(*ov, 2.0, data.task, jax.random.key(30 + r), n_samples=40_000)
+        se_test = float(mc.stderr) * math.sqrt(mc.n / n_test)
+        z.append((a.heldout[r, 0] - float(mc.mean)) / math.hypot(se_test, float(mc.stderr)))
+    assert np.max(np.abs(z)) < 4.5, np.round(z, 2)
+    # and it is not the erf predictor's: erf's logged risk at step 0 (same held-out set) is far larger
+    assert np.all(data.arms["erf"].heldout[:, 0] > 2 * a.heldout[:, 0])
