@@ -209,7 +209,7 @@ def test_softmax_risk_of_runs_matches_the_closed_form_at_lambda_zero():
         softmax_risk_of_runs(ov[:, 0], ov[:2, 1], ov[:, 2], ov[:, 3], ov[:, 4], 1.0, task, jax.random.key(0))
 
 
-def test_softmax_training_figure_small_and_its_heldout_risk():
+def test_softmax_training_figure_small_and_its_heldout_risk(tmp_path):
     """A small ``softmax_training``: one initialisation for all arms, the schedules, the table; and the
     held-out risk that sgd logs at step 0 for softmax is the softmax risk of the initial pair (reduced
     Monte Carlo from the logged overlaps; held-out standard error from the per-sequence variance
@@ -228,6 +228,12 @@ def test_softmax_training_figure_small_and_its_heldout_risk():
     tab = softmax_training_table(data)
     assert len({len(v) for v in tab.values()}) == 1 and len(tab["arm"]) == 3 * 3 * 3
     assert plot_softmax_training(data) is not None
+    from slrlib import figures
+    import slrlib.book.figures  # noqa: F401  (registration)
+
+    assert "softmax_training" in figures.names()
+    figures.write_csv(tab, tmp_path / "softmax_training.csv")
+    assert len((tmp_path / "softmax_training.csv").read_text().splitlines()) == 1 + 27
 
     a = data.arms["softmax_const"]
     n_test = 1000  # Figure 5's held-out size
