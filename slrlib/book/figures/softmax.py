@@ -275,7 +275,7 @@ def compute_softmax_training(n_runs: int = 20, n_steps: int = 36_000, log_every:
     r"""The numbers of ``softmax_training`` (default sizes: about half a minute on two CPU cores).
 
     Every arm of :data:`TRAINING_ARMS` starts from the same ``n_runs`` uniform pairs on the sphere,
-    with the same task directions (:func:`slrlib.experiments.sgd_initialisation` of Figure 5's
+    with the same task directions (:func:`slrlib.experiments.descent.sgd_initialisation` of Figure 5's
     configuration with ``n_runs`` runs) and the same key for the batches; Figure 5's task, batch size
     and step size.
 
