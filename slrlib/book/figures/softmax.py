@@ -34,7 +34,7 @@ initialisations on the sphere, on the task of Figure 5 (``SGD_CONFIGS["fig5"]``:
 three arms on the same task directions, initialisations and batch keys (:data:`TRAINING_ARMS`):
 erf attention and softmax attention on Figure 5's schedule :math:`\lambda_t = 2/(1 + 10^{-4} t)`, and
 softmax attention at the constant :math:`\lambda = 2`. Fewer steps than Figure 5's 200 000 (default
-36 000), to fit a chapter's execution. Final risks: erf by Theorem 1 (closed form), softmax by
+30 000), to fit a chapter's execution. Final risks: erf by Theorem 1 (closed form), softmax by
 reduced Monte Carlo (:func:`slrlib.book.ch14_softmax.softmax_risk_of_runs`), each with the oracle's
 risk at the final :math:`\lambda` for reference.
 """
@@ -270,7 +270,7 @@ class SoftmaxTraining(NamedTuple):
     n_risk: int
 
 
-def compute_softmax_training(n_runs: int = 20, n_steps: int = 36_000, log_every: int = 500,
+def compute_softmax_training(n_runs: int = 20, n_steps: int = 30_000, log_every: int = 500,
                              n_risk: int = 20_000, seed: int = 0) -> SoftmaxTraining:
     r"""The numbers of ``softmax_training`` (default sizes: about half a minute on two CPU cores).
 
