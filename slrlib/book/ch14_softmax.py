@@ -17,7 +17,10 @@ Its risk has no closed form, but it is as cheap to simulate as a closed form is 
   :math:`\gamma = 1` and uniform :math:`\pi` the Bayes predictor *is* softmax attention at
   :math:`(k^\star, v^\star)` with :math:`\lambda = \sqrt{d/2}`;
 * :func:`best_softmax_lambda` — the inverse temperature minimising the simulated risk at the
-  oracle, on common random numbers.
+  oracle, on common random numbers;
+* :func:`softmax_risk_of_runs` and :func:`recovery_steps` — the risk at the end of each run of
+  stochastic PGD on softmax attention (:func:`slrlib.training.sgd.sgd` with
+  ``attention="softmax"``) and the step at which each run recovers the task's directions.
 
 The figure ``beyond_softmax`` (:mod:`slrlib.book.figures.softmax`) puts the Bayes predictor,
 softmax and erf attention at their best :math:`\lambda`, and the best linear predictor on one
@@ -59,6 +62,8 @@ __all__ = [
     "softmax_risk_at_lam0",
     "best_softmax_lambda",
     "bayes_excess_reduced",
+    "softmax_risk_of_runs",
+    "recovery_steps",
 ]
 
 #: Tolerance on the smallest eigenvalue of the Gram matrix of :math:`(k^\star, v^\star, k, v)`:
@@ -475,3 +480,97 @@ def bayes_excess_reduced(task: SLRTask, key: jax.Array, n_samples: int = 100_000
         confusions += int(np.sum(np.argmax(p, axis=1) != J0))
         done += n
     return acc.estimate(), confusions
+
+
+# --------------------------------------------------------------------------- trained runs
+def softmax_risk_of_runs(kappa: ArrayLike, nu: ArrayLike, theta: ArrayLike, eta: ArrayLike, rho: ArrayLike,
+                         lam: float, task: SLRTask, key: jax.Array, n_samples: int = 20_000) -> MonteCarloEstimate:
+    r"""The risk of softmax attention (2) at each of several points given by their overlaps (e.g. the ends of runs).
+
+    Run :math:`i` is evaluated by :func:`softmax_risk_from_overlaps` with the key
+    ``jax.random.fold_in(key, i)``: independent estimates, one per run, each
+    :math:`\varepsilon^2 + \mathbb E[(u - T^{\rm soft}_\lambda)^2]` over the reduced coordinates
+    (the reduction of chapter 14).
+
+    Parameters
+    ----------
+    kappa, nu, theta, eta, rho : array_like, shape (runs,)
+        The overlaps of each run (:class:`slrlib.core.risk.Overlaps`).
+    lam : float
+        The inverse temperature :math:`\lambda \ge 0`.
+    task : SLRTask
+        The task.
+    key : jax.Array
+        A ``jax.random`` key.
+    n_samples : int
+        Simulated sequences per run, ``>= 2``.
+
+    Returns
+    -------
+    MonteCarloEstimate
+        ``mean`` and ``stderr`` of shape (runs,).
+
+    Raises
+    ------
+    ValueError
+        When the overlaps are not 1-d arrays of one length, a run's overlaps belong to no unit
+        vectors (:func:`overlap_gram`), or another argument is invalid.
+    """
+    task = check_task(task)
+    key = check_key(key)
+    ov = [np.asarray(as_float_array(x, name), dtype=np.float64)
+          for x, name in ((kappa, "kappa"), (nu, "nu"), (theta, "theta"), (eta, "eta"), (rho, "rho"))]
+    if ov[0].ndim != 1 or any(x.shape != ov[0].shape for x in ov):
+        raise ValueError(f"kappa, nu, theta, eta, rho must be 1-d arrays of one length, got shapes "
+                         f"{[x.shape for x in ov]}")
+    lam = check_real_scalar(lam, "lam", minimum=0.0)
+    ests = [softmax_risk_from_overlaps(*(float(np.clip(x[i], -1.0, 1.0)) for x in ov), lam, task,
+                                       jax.random.fold_in(key, i), n_samples) for i in range(ov[0].size)]
+    return MonteCarloEstimate(mean=np.array([float(e.mean) for e in ests]),
+                              stderr=np.array([float(e.stderr) for e in ests]), n=ests[0].n if ests else 0)
+
+
+def recovery_steps(kappa: ArrayLike, nu: ArrayLike, steps: ArrayLike, level: float = 0.9,
+                   signed: bool = True) -> np.ndarray:
+    r"""Per run, the first logged step at which the run has recovered :math:`(k^\star, v^\star)`; NaN if never.
+
+    ``signed=True`` (softmax attention): :math:`\kappa > \text{level}` and :math:`\nu > \text{level}`.
+    ``signed=False`` (erf attention, whose predictor is unchanged by :math:`(k, v) \mapsto (-k, -v)`):
+    :math:`|\kappa| > \text{level}`, :math:`|\nu| > \text{level}` and :math:`\kappa\nu > 0`, i.e. near
+    :math:`\pm(k^\star, v^\star)`.
+
+    Parameters
+    ----------
+    kappa, nu : array_like, shape (runs, logs)
+        :math:`\langle k_t, k^\star\rangle` and :math:`\langle v_t, v^\star\rangle` at the logged steps.
+    steps : array_like, shape (logs,)
+        The logged steps.
+    level : float
+        The threshold, in (0, 1).
+    signed : bool
+        Whether the sign counts (see above).
+
+    Returns
+    -------
+    numpy.ndarray, shape (runs,)
+        The first logged step of recovery, NaN for a run that never recovers.
+
+    Raises
+    ------
+    ValueError
+        When the shapes disagree or ``level`` is not in (0, 1).
+    """
+    kappa = np.asarray(as_float_array(kappa, "kappa"), dtype=np.float64)
+    nu = np.asarray(as_float_array(nu, "nu"), dtype=np.float64)
+    steps = np.asarray(steps)
+    if kappa.ndim != 2 or nu.shape != kappa.shape or steps.shape != (kappa.shape[1],):
+        raise ValueError(f"kappa and nu must have one shape (runs, logs) and steps shape (logs,), got "
+                         f"{kappa.shape}, {nu.shape} and {steps.shape}")
+    level = check_real_scalar(level, "level")
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    if signed:
+        ok = (kappa > level) & (nu > level)
+    else:
+        ok = (np.abs(kappa) > level) & (np.abs(nu) > level) & (kappa * nu > 0)
+    return np.where(ok.any(axis=1), steps[np.argmax(ok, axis=1)], np.nan)

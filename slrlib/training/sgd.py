@@ -10,7 +10,15 @@ with the batch loss
     \Big(\sum_{h=1}^H \sum_{\ell=1}^L \operatorname{erf}(\lambda X_{b\ell}^\top k_h)\, X_{b\ell}^\top v_h - Y_b\Big)^2
 
 in place of the population risk: the erf predictor (3) for one head (:math:`H = 1`), the
-multi-head predictor (31) for several. The task is single-location regression
+multi-head predictor (31) for several. With ``attention="softmax"`` the predictor is softmax
+attention (2) instead (our addition; a sum of heads when :math:`H > 1`, each normalised over the tokens):
+
+.. math::
+
+    T^{\rm soft}_\lambda(\mathbb X) = \sum_{h=1}^H \sum_{\ell=1}^L
+    \operatorname{softmax}(\lambda\, \mathbb X k_h)_\ell\, X_\ell^\top v_h .
+
+The task is single-location regression
 (:class:`~slrlib.core.task.SLRTask`) or its multiple-location version (30)
 (:class:`~slrlib.core.task.MultiLocationTask`).
 
@@ -35,7 +43,27 @@ and :math:`G = R^\top Z` with :math:`\widetilde C = Q_C R` (QR) and :math:`Z` a 
 Gaussian matrix has exactly that law. A step then draws :math:`BLD + 2Hd` normals (360 for
 Figure 5) instead of the :math:`BLd` (4 000) of the plain sampler, and its gradient has exactly
 the law of the plain one. The relevant tokens can be put at positions :math:`1, \dots, M`: the
-loss is a sum over tokens, invariant under permuting them. ``sampler="plain"`` draws whole
+loss is a sum over tokens, invariant under permuting them. Nothing here uses the form of the
+predictor beyond these two facts, so the sampler serves softmax attention as it serves erf
+attention: the softmax predictor also reads token :math:`\ell` only through
+:math:`X_\ell^\top k_h, X_\ell^\top v_h` and is a symmetric function of the tokens; only the
+coefficients change. With :math:`S^k_{b\ell h} = X_{b\ell}^\top k_h`, :math:`S^v_{b\ell h} = X_{b\ell}^\top v_h` and
+:math:`r_b = \frac2B (T_\lambda(\mathbb X_b) - Y_b)`: for erf attention
+
+.. math::
+
+    c^{v_h}_{b\ell} = r_b \operatorname{erf}(\lambda S^k_{b\ell h}), \qquad
+    c^{k_h}_{b\ell} = r_b \tfrac{2\lambda}{\sqrt\pi} e^{-\lambda^2 (S^k_{b\ell h})^2} S^v_{b\ell h},
+
+and for softmax attention, with :math:`p_{b\ell h} = \operatorname{softmax}_\ell(\lambda S^k_{b\cdot h})` and
+:math:`T_{bh} = \sum_\ell p_{b\ell h} S^v_{b\ell h}` the prediction of head :math:`h`,
+
+.. math::
+
+    c^{v_h}_{b\ell} = r_b\, p_{b\ell h}, \qquad
+    c^{k_h}_{b\ell} = r_b\, \lambda\, p_{b\ell h} (S^v_{b\ell h} - T_{bh})
+
+(the softmax's Jacobian). ``sampler="plain"`` draws whole
 batches from the task and differentiates the batch loss with ``jax.grad``: the reference.
 
 (The decomposition is our observation; the paper runs the plain sampler.)
@@ -71,12 +99,16 @@ __all__ = [
     "sample_gradient",
     "lam_schedule",
     "SAMPLERS",
+    "ATTENTIONS",
     "exact_sampler_draws",
 ]
 
 #: Gradient samplers of :func:`sgd`: ``"exact"`` (low-dimensional, the default) and ``"plain"``
 #: (whole batches differentiated with ``jax.grad``, the reference).
 SAMPLERS = ("exact", "plain")
+#: Predictors of :func:`sgd`: ``"erf"`` (erf attention (3), multi-head (31); the paper's, the
+#: default) and ``"softmax"`` (softmax attention (2), one or several heads; our addition).
+ATTENTIONS = ("erf", "softmax")
 
 
 class SGDResult(NamedTuple):
@@ -101,15 +133,30 @@ class SGDResult(NamedTuple):
 
 
 # ---------------------------------------------------------------------------------- loss
-def _predict(X, K, V, lam):
-    """Multi-head erf predictor (31) without input checks: X (..., L, d), K, V (H, d)."""
+def _weights(pk, lam, attention):
+    """Attention weights from the scores' projections ``pk`` (..., L, H): erf(lam pk) or the
+    softmax of lam pk over the tokens (axis -2)."""
+    if attention == "softmax":
+        return jax.nn.softmax(lam * pk, axis=-2)
+    return erf(lam * pk)
+
+
+def _predict(X, K, V, lam, attention="erf"):
+    """Multi-head erf predictor (31), or softmax attention (2) summed over heads, without input
+    checks: X (..., L, d), K, V (H, d)."""
     pk = jnp.einsum("...ld,hd->...lh", X, K)
     pv = jnp.einsum("...ld,hd->...lh", X, V)
-    return jnp.sum(erf(lam * pk) * pv, axis=(-2, -1))
+    return jnp.sum(_weights(pk, lam, attention) * pv, axis=(-2, -1))
 
 
-def _batch_loss(K, V, X, y, lam):
-    return jnp.mean(jnp.square(_predict(X, K, V, lam) - y))
+def _batch_loss(K, V, X, y, lam, attention="erf"):
+    return jnp.mean(jnp.square(_predict(X, K, V, lam, attention) - y))
+
+
+def _check_attention(attention):
+    if attention not in ATTENTIONS:
+        raise ValueError(f"attention must be one of {ATTENTIONS}, got {attention!r}")
+    return attention
 
 
 def _heads(x, name, d):
@@ -123,7 +170,8 @@ def _heads(x, name, d):
     return x
 
 
-def batch_loss(K: ArrayLike, V: ArrayLike, X: ArrayLike, y: ArrayLike, lam: float) -> jax.Array:
+def batch_loss(K: ArrayLike, V: ArrayLike, X: ArrayLike, y: ArrayLike, lam: float,
+               attention: Literal["erf", "softmax"] = "erf") -> jax.Array:
     r"""The empirical risk of a batch, :math:`\frac1B\sum_b (T_\lambda(\mathbb X_b) - Y_b)^2`.
 
     The predictor :math:`T_\lambda` is (31) (with one head, (3)):
@@ -131,7 +179,10 @@ def batch_loss(K: ArrayLike, V: ArrayLike, X: ArrayLike, y: ArrayLike, lam: floa
     .. math::
 
         T_\lambda(\mathbb X) = \sum_{h=1}^H \sum_{\ell=1}^L
-        \operatorname{erf}(\lambda X_\ell^\top k_h)\, X_\ell^\top v_h.
+        \operatorname{erf}(\lambda X_\ell^\top k_h)\, X_\ell^\top v_h,
+
+    or with ``attention="softmax"`` softmax attention (2), summed over heads:
+    :math:`T_\lambda(\mathbb X) = \sum_h \sum_\ell \operatorname{softmax}(\lambda \mathbb X k_h)_\ell\, X_\ell^\top v_h`.
 
     Parameters
     ----------
@@ -143,6 +194,8 @@ def batch_loss(K: ArrayLike, V: ArrayLike, X: ArrayLike, y: ArrayLike, lam: floa
         Outputs of the batch.
     lam : float
         Inverse temperature :math:`\lambda \ge 0`.
+    attention : {"erf", "softmax"}
+        The predictor: erf attention (3)/(31) (default) or softmax attention (2).
 
     Returns
     -------
@@ -152,8 +205,8 @@ def batch_loss(K: ArrayLike, V: ArrayLike, X: ArrayLike, y: ArrayLike, lam: floa
     Raises
     ------
     ValueError
-        When a shape is wrong, a direction is not a finite unit vector, or ``lam`` is not a real
-        number ``>= 0``.
+        When a shape is wrong, a direction is not a finite unit vector, ``lam`` is not a real
+        number ``>= 0``, or ``attention`` is not one of :data:`ATTENTIONS`.
     """
     X = as_float_array(X, "X")
     if jnp.ndim(X) != 3:
@@ -165,15 +218,16 @@ def batch_loss(K: ArrayLike, V: ArrayLike, X: ArrayLike, y: ArrayLike, lam: floa
     if jnp.shape(y) != X.shape[:1]:
         raise ValueError(f"y must have shape (B,) = ({X.shape[0]},), got shape {jnp.shape(y)}")
     lam = check_real_scalar(lam, "lam", minimum=0.0)
-    return _batch_loss(K, V, X, y, lam)
+    return _batch_loss(K, V, X, y, lam, _check_attention(attention))
 
 
-def batch_gradient(K: ArrayLike, V: ArrayLike, X: ArrayLike, y: ArrayLike, lam: float) -> tuple[jax.Array, jax.Array]:
+def batch_gradient(K: ArrayLike, V: ArrayLike, X: ArrayLike, y: ArrayLike, lam: float,
+                   attention: Literal["erf", "softmax"] = "erf") -> tuple[jax.Array, jax.Array]:
     """Euclidean gradient of :func:`batch_loss` in ``(K, V)`` (by ``jax.grad``).
 
     Parameters
     ----------
-    K, V, X, y, lam
+    K, V, X, y, lam, attention
         As in :func:`batch_loss`.
 
     Returns
@@ -186,10 +240,10 @@ def batch_gradient(K: ArrayLike, V: ArrayLike, X: ArrayLike, y: ArrayLike, lam: 
     ValueError
         As :func:`batch_loss`.
     """
-    batch_loss(K, V, X, y, lam)  # validation
+    batch_loss(K, V, X, y, lam, attention)  # validation
     K = _heads(K, "K", X.shape[-1])
     V = _heads(V, "V", X.shape[-1])
-    return jax.grad(_batch_loss, argnums=(0, 1))(K, V, jnp.asarray(X, float), jnp.asarray(y, float), lam)
+    return jax.grad(_batch_loss, argnums=(0, 1))(K, V, jnp.asarray(X, float), jnp.asarray(y, float), lam, attention)
 
 
 # ------------------------------------------------------------------------------ samplers
@@ -290,24 +344,30 @@ def _exact_batch(K, V, Ks, Vs, z, B, L, gamma, eps, star_basis=None):
     return Q, a, y, z[n_a + B:n_a + B + 2 * H * d].reshape(2 * H, d), sigma
 
 
-def _coefficients(a, y, Kc, Vc, lam):
-    """``c = d(loss)/d(projections)`` for the batch loss mean_b (sum_{l,h} erf(lam a.k_h) a.v_h - y_b)^2:
-    ``(ck, cv)``, each (B, L, H), from the coordinates ``a`` and the directions' coordinates."""
+def _coefficients(a, y, Kc, Vc, lam, attention="erf"):
+    """``c = d(loss)/d(projections)`` for the batch loss mean_b (sum_{l,h} w_{blh} a.v_h - y_b)^2:
+    ``(ck, cv)``, each (B, L, H), from the coordinates ``a`` and the directions' coordinates
+    (formulas in the module docstring)."""
     B = a.shape[0]
     Sk = jnp.einsum("blD,hD->blh", a, Kc)
     Sv = jnp.einsum("blD,hD->blh", a, Vc)
+    if attention == "softmax":
+        p = jax.nn.softmax(lam * Sk, axis=1)
+        T = jnp.sum(p * Sv, axis=1, keepdims=True)  # (B, 1, H): each head's prediction
+        r = (2.0 / B) * (jnp.sum(T, axis=(1, 2)) - y)[:, None, None]
+        return r * lam * p * (Sv - T), r * p
     e = erf(lam * Sk)
     r = (2.0 / B) * (jnp.sum(e * Sv, axis=(1, 2)) - y)[:, None, None]
     ck = r * (2.0 * lam / math.sqrt(math.pi)) * jnp.exp(-jnp.square(lam * Sk)) * Sv
     return ck, r * e
 
 
-def _exact_gradient(K, V, Ks, Vs, lam, z, B, L, gamma, eps, star_basis=None):
+def _exact_gradient(K, V, Ks, Vs, lam, z, B, L, gamma, eps, star_basis=None, attention="erf"):
     """One batch gradient drawn with the exact low-dimensional sampler (module docstring),
     from ``z``: ``exact_sampler_draws(B, L, H, M, d)`` standard normals."""
     H = K.shape[0]
     Q, a, y, Z, sigma = _exact_batch(K, V, Ks, Vs, z, B, L, gamma, eps, star_basis)
-    ck, cv = _coefficients(a, y, K @ Q, V @ Q, lam)
+    ck, cv = _coefficients(a, y, K @ Q, V @ Q, lam, attention)
     C = jnp.concatenate([ck, cv], axis=-1)  # (B, L, 2H)
     span = jnp.einsum("blp,blD->pD", C, a) @ Q.T  # (2H, d): the part of the gradient in span Q
     Cs = (sigma[None, :, None] * C).reshape(B * L, 2 * H)
@@ -316,14 +376,14 @@ def _exact_gradient(K, V, Ks, Vs, lam, z, B, L, gamma, eps, star_basis=None):
     return grad[:H], grad[H:]
 
 
-def _plain_gradient(K, V, Ks, Vs, lam, key, B, L, gamma, eps, log_pi):
+def _plain_gradient(K, V, Ks, Vs, lam, key, B, L, gamma, eps, log_pi, attention="erf"):
     """One batch gradient from a whole batch drawn from the task (the reference sampler)."""
     d = K.shape[1]
     if Ks.shape[0] == 1 and log_pi is not None:
         X, y, _ = sample_kernel(key, B, L, d, Ks[0], Vs[0], gamma, eps, log_pi)
     else:
         X, y, _ = multi_sample_kernel(key, B, L, d, Ks, Vs, gamma, eps)
-    return jax.grad(_batch_loss, argnums=(0, 1))(K, V, X, y, lam)
+    return jax.grad(_batch_loss, argnums=(0, 1))(K, V, X, y, lam, attention)
 
 
 def _task_arrays(task, K_star, V_star):
@@ -344,7 +404,8 @@ def _check_sampler(sampler):
 
 def sample_gradient(K: ArrayLike, V: ArrayLike, K_star: ArrayLike, V_star: ArrayLike, task: SLRTask | MultiLocationTask,
                     *, lam: float, key: jax.Array, batch_size: int,
-                    sampler: Literal["exact", "plain"] = "exact") -> tuple[jax.Array, jax.Array]:
+                    sampler: Literal["exact", "plain"] = "exact",
+                    attention: Literal["erf", "softmax"] = "erf") -> tuple[jax.Array, jax.Array]:
     r"""One draw of the batch gradient :math:`(\nabla_K \widehat{\mathcal R}, \nabla_V \widehat{\mathcal R})`.
 
     The two samplers give gradients with the same law.
@@ -366,6 +427,8 @@ def sample_gradient(K: ArrayLike, V: ArrayLike, K_star: ArrayLike, V_star: Array
     sampler : {"exact", "plain"}
         ``"exact"`` (low-dimensional, see the module docstring) or ``"plain"`` (a whole batch,
         then ``jax.grad``): the two laws are equal.
+    attention : {"erf", "softmax"}
+        The predictor: erf attention (3)/(31) (default) or softmax attention (2).
 
     Returns
     -------
@@ -376,9 +439,10 @@ def sample_gradient(K: ArrayLike, V: ArrayLike, K_star: ArrayLike, V_star: Array
     ------
     ValueError
         When ``task`` is neither an :class:`SLRTask` nor a :class:`MultiLocationTask`, ``sampler``
-        is unknown, or another argument is invalid.
+        or ``attention`` is unknown, or another argument is invalid.
     """
     key = check_key(key)
+    attention = _check_attention(attention)
     Ks, Vs, log_pi = _task_arrays(task, K_star, V_star)
     K = _heads(K, "K", task.d)
     V = _heads(V, "V", task.d)
@@ -386,8 +450,8 @@ def sample_gradient(K: ArrayLike, V: ArrayLike, K_star: ArrayLike, V_star: Array
     lam = check_real_scalar(lam, "lam", minimum=0.0)
     if _check_sampler(sampler) == "exact":
         z = _normal(key, (exact_sampler_draws(B, task.L, K.shape[0], Ks.shape[0], task.d),), K.dtype)
-        return _exact_gradient(K, V, Ks, Vs, lam, z, B, task.L, task.gamma, task.eps)
-    return _plain_gradient(K, V, Ks, Vs, lam, key, B, task.L, task.gamma, task.eps, log_pi)
+        return _exact_gradient(K, V, Ks, Vs, lam, z, B, task.L, task.gamma, task.eps, attention=attention)
+    return _plain_gradient(K, V, Ks, Vs, lam, key, B, task.L, task.gamma, task.eps, log_pi, attention)
 
 
 # ------------------------------------------------------------------------------ schedule
@@ -430,9 +494,9 @@ def _sphere_step(x, g, alpha):
     return x / jnp.linalg.norm(x, axis=-1, keepdims=True)
 
 
-@partial(jax.jit, static_argnames=("B", "L", "sampler", "log_every", "n_log"))
+@partial(jax.jit, static_argnames=("B", "L", "sampler", "log_every", "n_log", "attention"))
 def _sgd_loop(K0, V0, Ks, Vs, key, X_test, y_test, lam0, decay, freeze, alpha, gamma, eps, log_pi,
-              *, B, L, sampler, log_every, n_log):
+              *, B, L, sampler, log_every, n_log, attention="erf"):
     def lam_at(t):
         return lam0 / (1.0 + decay * jnp.minimum(t, freeze))
 
@@ -448,11 +512,12 @@ def _sgd_loop(K0, V0, Ks, Vs, key, X_test, y_test, lam0, decay, freeze, alpha, g
         if sampler == "exact":
             z = _normal(step_key, (R, n_draws), K.dtype)
             return jax.vmap(
-                lambda K, V, ks, vs, basis, z: _exact_gradient(K, V, ks, vs, lam, z, B, L, gamma, eps, basis)
+                lambda K, V, ks, vs, basis, z: _exact_gradient(K, V, ks, vs, lam, z, B, L, gamma, eps, basis,
+                                                               attention)
             )(K, V, Ks, Vs, star_basis, z)
         keys = jax.random.split(step_key, R)
         return jax.vmap(
-            lambda K, V, ks, vs, k: _plain_gradient(K, V, ks, vs, lam, k, B, L, gamma, eps, log_pi)
+            lambda K, V, ks, vs, k: _plain_gradient(K, V, ks, vs, lam, k, B, L, gamma, eps, log_pi, attention)
         )(K, V, Ks, Vs, keys)
 
     def log(K, V, t):
@@ -460,7 +525,8 @@ def _sgd_loop(K0, V0, Ks, Vs, key, X_test, y_test, lam0, decay, freeze, alpha, g
         # The held-out tokens are stored in float32 (30 runs x 1000 x 10 x 80 would be 192 MB in
         # float64): project them in float32, finish in float64.
         c = X_test.dtype
-        pred = jax.vmap(_predict, in_axes=(0, 0, 0, None))(X_test, K.astype(c), V.astype(c), lam.astype(c))
+        pred = jax.vmap(_predict, in_axes=(0, 0, 0, None, None))(X_test, K.astype(c), V.astype(c), lam.astype(c),
+                                                                  attention)
         risk = jnp.mean(jnp.square(pred.astype(y_test.dtype) - y_test), axis=-1)
         dot = lambda A, Bm: jnp.einsum("rhd,rmd->rhm", A, Bm)  # noqa: E731
         return (lam, dot(K, Ks), dot(V, Vs), dot(V, Ks), dot(K, Vs), jnp.sum(K * V, -1), risk)
@@ -498,6 +564,7 @@ def sgd(
     log_every: int = 1,
     test_size: int = 1000,
     sampler: Literal["exact", "plain"] = "exact",
+    attention: Literal["erf", "softmax"] = "erf",
 ) -> SGDResult:
     r"""Stochastic PGD on the empirical risk, many independent runs at once.
 
@@ -532,6 +599,9 @@ def sgd(
         Held-out samples per run, drawn once from the task (stored in float32).
     sampler : {"exact", "plain"}
         How batch gradients are drawn (module docstring); same law, "exact" is ~10× cheaper.
+    attention : {"erf", "softmax"}
+        The predictor: erf attention (3)/(31) (default, the paper's) or softmax attention (2),
+        summed over heads when there are several. The held-out risk uses the same predictor.
 
     Returns
     -------
@@ -542,9 +612,11 @@ def sgd(
     ------
     ValueError
         When ``task`` is neither an :class:`SLRTask` nor a :class:`MultiLocationTask`, a shape is
-        wrong, ``log_every`` does not divide ``n_steps``, or another argument is invalid.
+        wrong, ``log_every`` does not divide ``n_steps``, ``attention`` is not one of
+        :data:`ATTENTIONS`, or another argument is invalid.
     """
     key = check_key(key)
+    attention = _check_attention(attention)
     if not isinstance(task, (SLRTask, MultiLocationTask)):
         raise ValueError(f"task must be an SLRTask or a MultiLocationTask, got {type(task).__name__}: {task!r}")
     sampler = _check_sampler(sampler)
@@ -603,6 +675,7 @@ def sgd(
         logs, K, V = _sgd_loop(
             K0, V0, Ks, Vs, run_key, X_test, y_test, lam, decay, freeze, alpha,
             task.gamma, task.eps, log_pi, B=B, L=L, sampler=sampler, log_every=log_every, n_log=n_log,
+            attention=attention,
         )
     lam_log, kappa, nu, theta, eta, rho, risk = (np.asarray(x) for x in logs)
     move = lambda x: np.moveaxis(x, 0, -1)  # noqa: E731  (logs, runs, ...) -> (runs, ..., logs)

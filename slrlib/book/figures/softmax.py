@@ -1,4 +1,6 @@
-r"""Figure of chapter 14 (softmax attention on an equal footing): ``beyond_softmax``.
+r"""Figures of chapter 14 (softmax attention on an equal footing): ``beyond_softmax`` and ``softmax_training``.
+
+**beyond_softmax.**
 
 Excess risks (risk :math:`-\,\varepsilon^2`) of four predictors, each at its best, at the paper's
 :math:`\gamma^2 = 1/2`:
@@ -25,6 +27,16 @@ have a posterior mode other than :math:`J_0`; for softmax attention when :math:`
 :func:`slrlib.book.ch04_bayes.hard_oracle_error`) is below :data:`MIN_CONFUSIONS`. This is why the
 default grids stop at :math:`d = 256` and use :math:`d = 32` against :math:`L`: at :math:`d = 400` every
 Monte Carlo point would be unresolved (the hard oracle's excess there is about :math:`10^{-30}`).
+
+**softmax_training.** Stochastic PGD (:func:`slrlib.training.sgd.sgd`, exact sampler) from uniform
+initialisations on the sphere, on the task of Figure 5 (``SGD_CONFIGS["fig5"]``: :math:`d = 80`,
+:math:`L = 10`, :math:`\gamma^2 = 1/2`, :math:`\varepsilon = 0.1`, :math:`B = 5`, :math:`\alpha = 10^{-3}`),
+three arms on the same task directions, initialisations and batch keys (:data:`TRAINING_ARMS`):
+erf attention and softmax attention on Figure 5's schedule :math:`\lambda_t = 2/(1 + 10^{-4} t)`, and
+softmax attention at the constant :math:`\lambda = 2`. Fewer steps than Figure 5's 200 000 (default
+30 000), to fit a chapter's execution. Final risks: erf by Theorem 1 (closed form), softmax by
+reduced Monte Carlo (:func:`slrlib.book.ch14_softmax.softmax_risk_of_runs`), each with the oracle's
+risk at the final :math:`\lambda` for reference.
 """
 
 from __future__ import annotations
@@ -34,12 +46,15 @@ from typing import NamedTuple, Sequence
 import jax
 import numpy as np
 
-from slrlib.core.risk import linear_risk, optimal_lambda
+from slrlib.core.risk import linear_risk, optimal_lambda, oracle_risk, risk_from_overlaps
 from slrlib.core.task import SLRTask
+from slrlib.experiments import SGD_CONFIGS, sgd_initialisation
 from slrlib.figures import FigureSpec, register
+from slrlib.training.sgd import sgd
 from slrlib.book.ch04_bayes import hard_oracle_error, hard_oracle_risk
-from slrlib.book.ch14_softmax import bayes_excess_reduced, best_softmax_lambda, softmax_risk_from_overlaps
-from slrlib.book.plots.softmax import plot_beyond_softmax
+from slrlib.book.ch14_softmax import (bayes_excess_reduced, best_softmax_lambda, softmax_risk_from_overlaps,
+                                      softmax_risk_of_runs)
+from slrlib.book.plots.softmax import plot_beyond_softmax, plot_softmax_training
 
 __all__ = [
     "DS",
@@ -52,6 +67,11 @@ __all__ = [
     "BeyondSoftmax",
     "compute_beyond_softmax",
     "beyond_softmax_table",
+    "TRAINING_ARMS",
+    "TrainingArm",
+    "SoftmaxTraining",
+    "compute_softmax_training",
+    "softmax_training_table",
 ]
 
 #: Dimensions of panel ``d`` (at ``L = L_FIXED``) and lengths of panel ``L`` (at ``d = D_FIXED``).
@@ -201,3 +221,134 @@ def beyond_softmax_table(data: BeyondSoftmax) -> dict[str, np.ndarray]:
 
 register(FigureSpec("beyond_softmax", "Excess risks against d and L: Bayes, softmax and erf attention at their best λ, "
                     "linear, hard oracle", 14, compute_beyond_softmax, plot_beyond_softmax, beyond_softmax_table))
+
+
+# ------------------------------------------------------------------------------ softmax_training
+#: The arms of ``softmax_training``: name -> (attention, lambda_0, decay of the schedule).
+TRAINING_ARMS = {
+    "erf": ("erf", 2.0, 1e-4),
+    "softmax": ("softmax", 2.0, 1e-4),
+    "softmax_const": ("softmax", 2.0, 0.0),
+}
+
+
+class TrainingArm(NamedTuple):
+    r"""One arm of ``softmax_training``: logged trajectories and final risks.
+
+    ``kappa, nu, theta, eta, rho, heldout`` have shape (runs, logs) (``heldout``: held-out risk at
+    :math:`\lambda_t`, 1 000 sequences per run); ``final_risk`` and ``final_se`` (runs,) the risk at the
+    final directions and :math:`\lambda_T` (``final_se`` = 0 for erf, a closed form); ``oracle_risk``,
+    ``oracle_se`` the risk of the same predictor at :math:`(k^\star, v^\star)` and :math:`\lambda_T`.
+    """
+
+    name: str
+    attention: str
+    lam0: float
+    decay: float
+    steps: np.ndarray
+    lam: np.ndarray
+    kappa: np.ndarray
+    nu: np.ndarray
+    theta: np.ndarray
+    eta: np.ndarray
+    rho: np.ndarray
+    heldout: np.ndarray
+    final_risk: np.ndarray
+    final_se: np.ndarray
+    oracle_risk: float
+    oracle_se: float
+
+
+class SoftmaxTraining(NamedTuple):
+    """The data of ``softmax_training``: the arms by name, the task, the step size, the batch size and
+    the sequences of each reduced Monte Carlo risk."""
+
+    arms: dict
+    task: SLRTask
+    alpha: float
+    batch_size: int
+    n_risk: int
+
+
+def compute_softmax_training(n_runs: int = 20, n_steps: int = 30_000, log_every: int = 500,
+                             n_risk: int = 20_000, seed: int = 0) -> SoftmaxTraining:
+    r"""The numbers of ``softmax_training`` (default sizes: about half a minute on two CPU cores).
+
+    Every arm of :data:`TRAINING_ARMS` starts from the same ``n_runs`` uniform pairs on the sphere,
+    with the same task directions (:func:`slrlib.experiments.descent.sgd_initialisation` of Figure 5's
+    configuration with ``n_runs`` runs) and the same key for the batches; Figure 5's task, batch size
+    and step size.
+
+    Parameters
+    ----------
+    n_runs, n_steps, log_every : int
+        Runs per arm, steps per run, logging period (must divide ``n_steps``).
+    n_risk : int
+        Sequences of the reduced Monte Carlo for each softmax risk.
+    seed : int
+        Seed of every draw.
+
+    Returns
+    -------
+    SoftmaxTraining
+        The arms.
+    """
+    cfg = SGD_CONFIGS["fig5"].scaled(n_runs=int(n_runs))
+    task = cfg.task
+    key = jax.random.key(seed)
+    init_key, run_key, risk_key = jax.random.split(key, 3)
+    K_star, V_star, K0, V0 = sgd_initialisation(cfg, init_key)
+    arms = {}
+    for i, (name, (attention, lam0, decay)) in enumerate(TRAINING_ARMS.items()):
+        r = sgd(K0, V0, K_star, V_star, task, lam=lam0, alpha=cfg.alpha, n_steps=n_steps,
+                batch_size=cfg.batch_size, key=run_key, decay=decay, log_every=log_every,
+                test_size=cfg.test_size, attention=attention)
+        ov = {n: np.asarray(getattr(r, n))[:, 0, 0] for n in ("kappa", "nu", "theta", "eta")}
+        ov["rho"] = np.asarray(r.rho)[:, 0]
+        lam_T = float(r.lam[-1])
+        end = [ov[n][:, -1] for n in ("kappa", "nu", "theta", "eta", "rho")]
+        if attention == "erf":
+            final = np.asarray(risk_from_overlaps(*end, lam_T, task), dtype=float)
+            final_se = np.zeros_like(final)
+            orc, orc_se = float(oracle_risk(lam_T, task)), 0.0
+        else:
+            k_arm = jax.random.fold_in(risk_key, i)
+            est = softmax_risk_of_runs(*end, lam_T, task, jax.random.fold_in(k_arm, 0), n_risk)
+            final, final_se = est.mean, est.stderr
+            o = softmax_risk_from_overlaps(1.0, 1.0, 0.0, 0.0, 0.0, lam_T, task, jax.random.fold_in(k_arm, 1),
+                                           n_risk)
+            orc, orc_se = float(o.mean), float(o.stderr)
+        arms[name] = TrainingArm(name, attention, lam0, decay, np.asarray(r.steps), np.asarray(r.lam), ov["kappa"],
+                                 ov["nu"], ov["theta"], ov["eta"], ov["rho"], np.asarray(r.test_risk), final,
+                                 final_se, orc, orc_se)
+    return SoftmaxTraining(arms, task, float(cfg.alpha), int(cfg.batch_size), int(n_risk))
+
+
+def softmax_training_table(data: SoftmaxTraining) -> dict[str, np.ndarray]:
+    """Long format: one row per (arm, run, logged step) with ``lam``, ``kappa``, ``nu`` and the held-out
+    excess risk ``heldout_excess`` (held-out risk minus :math:`\varepsilon^2`)."""
+    cols: dict[str, list] = {"arm": [], "run": [], "step": [], "lam": [], "kappa": [], "nu": [], "heldout_excess": []}
+    eps2 = data.task.eps**2
+    for arm in data.arms.values():
+        runs, logs = arm.kappa.shape
+        cols["arm"] += [arm.name] * (runs * logs)
+        cols["run"] += list(np.repeat(np.arange(runs), logs))
+        cols["step"] += list(np.tile(arm.steps, runs))
+        cols["lam"] += list(np.tile(arm.lam, runs))
+        cols["kappa"] += list(arm.kappa.ravel())
+        cols["nu"] += list(arm.nu.ravel())
+        cols["heldout_excess"] += list(arm.heldout.ravel() - eps2)
+    return {
+        "arm": np.asarray(cols["arm"]),
+        "run": np.asarray(cols["run"], dtype=int),
+        "step": np.asarray(cols["step"], dtype=int),
+        "lam": np.asarray(cols["lam"], dtype=float),
+        "kappa": np.asarray(cols["kappa"], dtype=float),
+        "nu": np.asarray(cols["nu"], dtype=float),
+        "heldout_excess": np.asarray(cols["heldout_excess"], dtype=float),
+    }
+
+
+register(FigureSpec("softmax_training", "Stochastic PGD from the sphere: erf vs softmax attention on Figure 5's task "
+                    "(overlaps and held-out excess risk against steps)", 14, compute_softmax_training,
+                    plot_softmax_training, softmax_training_table))

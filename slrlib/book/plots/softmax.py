@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from slrlib.plots.style import COLORS, new_figure
+from slrlib.plots.style import COLORS, median_band, new_figure, step_axes
 
-__all__ = ["SERIES_STYLE", "plot_beyond_softmax"]
+__all__ = ["SERIES_STYLE", "plot_beyond_softmax", "ARM_STYLE", "plot_softmax_training"]
 
 #: Label, colour, marker and line style of each series.
 SERIES_STYLE = {
@@ -76,4 +76,41 @@ def plot_beyond_softmax(data: Any):
     ns = max(int(np.max(p.n_softmax)) for p in (data.panel_d, data.panel_L))
     fig.suptitle(rf"Each predictor at its best, $\gamma^2 = {data.gamma**2:.3g}$, $\varepsilon = 0$; "
                  f"up to {nb} sequences per point (Bayes), {ns} (softmax)", fontsize=10)
+    return fig
+
+
+#: Label and colour of each arm of ``softmax_training``.
+ARM_STYLE = {
+    "erf": (r"erf, $\lambda_t = 2/(1 + 10^{-4}t)$", COLORS["attention"]),
+    "softmax": (r"softmax, $\lambda_t = 2/(1 + 10^{-4}t)$", COLORS["softmax"]),
+    "softmax_const": (r"softmax, $\lambda = 2$", COLORS["monte_carlo"]),
+}
+
+
+def plot_softmax_training(data: Any):
+    r"""Three panels against the step: :math:`\kappa` and :math:`\nu` (for erf attention, whose predictor
+    is unchanged by :math:`(k, v) \mapsto (-k, -v)`, multiplied by the sign of the final :math:`\nu`) and the
+    held-out excess risk (log scale); median over runs with the 2.5–97.5 % band, one colour per arm."""
+    fig = new_figure(figsize=(12.0, 3.8))
+    axes = fig.subplots(1, 3)
+    eps2 = data.task.eps**2
+    for name, arm in data.arms.items():
+        label, color = ARM_STYLE.get(name, (name, "k"))
+        sign = np.sign(arm.nu[:, -1:]) if arm.attention == "erf" else 1.0
+        median_band(axes[0], arm.steps, sign * arm.kappa, color, label)
+        median_band(axes[1], arm.steps, sign * arm.nu, color, label)
+        median_band(axes[2], arm.steps, np.maximum(arm.heldout - eps2, 1e-6), color, label)
+    axes[0].set_ylabel(r"$\kappa = \langle k_t, k^\star\rangle$ (erf: $\times\,$sign $\nu_T$)")
+    axes[1].set_ylabel(r"$\nu = \langle v_t, v^\star\rangle$ (erf: $\times\,$sign $\nu_T$)")
+    axes[2].set_ylabel(r"held-out risk $-\ \varepsilon^2$")
+    axes[2].set_yscale("log")
+    for ax in axes[:2]:
+        ax.axhline(0.9, color="k", lw=0.6, ls=":")
+        ax.set_ylim(-1.05, 1.05)
+    step_axes(axes)
+    axes[0].legend(fontsize=7, loc="lower right")
+    runs = next(iter(data.arms.values())).kappa.shape[0]
+    fig.suptitle(rf"Stochastic PGD from the sphere, $d = {data.task.d}$, $L = {data.task.L}$, "
+                 rf"$B = {data.batch_size}$, $\alpha = {data.alpha:g}$; {runs} runs per arm (median, 95 % band)",
+                 fontsize=10)
     return fig
