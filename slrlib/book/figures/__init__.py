@@ -3,6 +3,6 @@
 ``python -m slrlib figure`` imports this package, so its figures regenerate like the paper's.
 """
 
-from slrlib.book.figures import beyond, manifold, multi, sgd_checks, softmax  # noqa: F401  (registration)
+from slrlib.book.figures import beyond, manifold, multi, samples, sgd_checks, softmax  # noqa: F401  (registration)
 
-__all__ = ["beyond", "manifold", "multi", "sgd_checks", "softmax"]
+__all__ = ["beyond", "manifold", "multi", "samples", "sgd_checks", "softmax"]
