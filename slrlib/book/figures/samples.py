@@ -58,7 +58,7 @@ LS = (5, 10)
 #: Grid of n/d for each L.
 RATIOS = {5: (0.5, 1.0, 2.0, 4.0, 8.0, 16.0), 10: (1.0, 2.0, 4.0, 8.0, 16.0, 32.0)}
 #: Grid of n/d of the linear predictor (at d = LINEAR_D).
-LINEAR_RATIOS = (2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0)
+LINEAR_RATIOS = (2.0, 4.0, 5.0, 8.0, 10.0, 16.0, 32.0, 64.0, 128.0, 256.0)
 LINEAR_D = 16
 #: Samples per point.
 N_SAMPLES = 20
