@@ -53,7 +53,7 @@ from slrlib.validation import (
 from slrlib.core.gaussian import erf_prime
 from slrlib.core.risk import risk_kernel
 from slrlib.core.task import SLRTask, check_directions, check_task, sample_kernel
-from slrlib.training.sgd import batch_gradient, batch_loss
+from slrlib.training.sgd import batch_gradient
 from slrlib.book.ch05_linear import linear_risk_of_weights
 
 __all__ = [

@@ -39,10 +39,12 @@ __all__ = [
     "LS",
     "RATIOS",
     "LINEAR_RATIOS",
+    "LINEAR_D",
     "N_SAMPLES",
     "LAM",
     "STEP_SCALE",
     "N_STEPS",
+    "LOG_EVERY",
     "LEVEL",
     "MU",
     "ERMCurve",
@@ -52,20 +54,25 @@ __all__ = [
     "learning_curves_table",
 ]
 
-#: Dimensions and sequence lengths of the ERM curves.
+#: Dimensions of the ERM curves.
 DS = (8, 16, 32)
+#: Sequence lengths of the ERM curves.
 LS = (5, 10)
 #: Grid of n/d for each L.
 RATIOS = {5: (0.5, 1.0, 2.0, 4.0, 8.0, 16.0), 10: (1.0, 2.0, 4.0, 8.0, 16.0, 32.0)}
-#: Grid of n/d of the linear predictor (at d = LINEAR_D).
+#: Grid of n/d of the linear predictor (at d = LINEAR_D); it passes through n = Ld for L in LS.
 LINEAR_RATIOS = (2.0, 4.0, 5.0, 8.0, 10.0, 16.0, 32.0, 64.0, 128.0, 256.0)
+#: Dimension of the linear panels.
 LINEAR_D = 16
 #: Samples per point.
 N_SAMPLES = 20
-#: Inverse temperature (Figure 4(b)'s), step size alpha = STEP_SCALE / d, number of full-batch steps.
+#: Inverse temperature (Figure 4(b)'s).
 LAM = 0.1
+#: The step size is alpha = STEP_SCALE / d.
 STEP_SCALE = 3.0
+#: Full-batch PGD steps.
 N_STEPS = 500
+#: Logging period (the test risk along the trajectory, for early stopping).
 LOG_EVERY = 25
 #: Level of the median overlaps that defines the samples needed.
 LEVEL = 0.9
