@@ -34,7 +34,11 @@ sequence for the softmax risk: reduced Monte Carlo (:func:`slrlib.book.ch14_soft
 3 + 2(L - 1) normals per sequence) against full-dimensional Monte Carlo
 (:func:`slrlib.core.risk.monte_carlo_risk` of :func:`slrlib.core.predictors.softmax_attention`).
 
-``--only`` runs a subset: ``pgd``, ``fig5``, ``fig8``, ``fig10``, ``encoding``, ``softmax`` (comma-separated);
+Then chapter 15's figure ``learning_curves`` (empirical risk minimisation by full-batch PGD for several d, L and
+n/d, 20 samples per point, with least squares and ridge beside it), once cold and ``--samples-repeats`` times warm,
+against its goal of 60 s.
+
+``--only`` runs a subset: ``pgd``, ``fig5``, ``fig8``, ``fig10``, ``encoding``, ``softmax``, ``samples`` (comma-separated);
 the other entries of an existing ``bench.json`` are kept.
 
 Writes ``_build/bench.json``::
@@ -63,6 +67,7 @@ GOAL_US_PER_RUN_STEP = 2.4
 AUTHORS_US_PER_STEP = 340.0  # the authors' public code, one run per step, measured on this machine type
 GOAL_FIG5_SECONDS = 30.0  # warm (issue 13; the first goal was 60 s)
 GOAL_SOFTMAX_SECONDS = 60.0  # chapter 14's figure, warm (issue 17)
+GOAL_SAMPLES_SECONDS = 60.0  # chapter 15's figure learning_curves
 AUTHORS_SGD_US_PER_STEP = 540.0  # the authors' public SGD code, one run per step, same machine type
 
 
@@ -82,7 +87,8 @@ def main(argv=None) -> int:
     parser.add_argument("--baseline-steps", type=int, default=400,
                         help="steps of the stock-Threefry baseline of Figures 8 and 10")
     parser.add_argument("--softmax-repeats", type=int, default=1, help="warm repetitions of beyond_softmax")
-    parser.add_argument("--only", default="pgd,fig5,fig8,fig10,encoding,softmax", help="comma-separated subset")
+    parser.add_argument("--samples-repeats", type=int, default=1, help="warm repetitions of learning_curves")
+    parser.add_argument("--only", default="pgd,fig5,fig8,fig10,encoding,softmax,samples", help="comma-separated subset")
     parser.add_argument("--out", default="_build/bench.json")
     args = parser.parse_args(argv)
     only = set(args.only.split(","))
@@ -110,6 +116,8 @@ def main(argv=None) -> int:
         results["encoding"] = _bench_encoding()
     if "softmax" in only:
         results["beyond_softmax"] = _bench_softmax(args)
+    if "samples" in only:
+        results["learning_curves"] = _bench_samples(args)
     results["machine"] = {"cpu": _cpu_name(), "cores": os.cpu_count(), "jax": jax.__version__}
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2) + "\n")
@@ -117,7 +125,7 @@ def main(argv=None) -> int:
     return 0
 
 
-PARTS = ("pgd", "fig5", "fig8", "fig10", "encoding", "softmax")
+PARTS = ("pgd", "fig5", "fig8", "fig10", "encoding", "softmax", "samples")
 
 
 def _cpu_name() -> str:
@@ -391,6 +399,21 @@ def _bench_softmax(args, n_sequences: int = 20_000) -> dict:
     return {"seconds": seconds, "cold_seconds": cold, "warm_seconds": warm,
             "reduced_us_per_sequence": price["reduced"], "full_us_per_sequence": price["full"],
             "full_over_reduced": price["full"] / price["reduced"]}
+
+
+def _bench_samples(args) -> dict:
+    from slrlib.book.figures.samples import DS, LS, N_SAMPLES, N_STEPS, compute_learning_curves
+
+    print()
+    print(f"Chapter 15, figure learning_curves (ERM by full-batch PGD: d in {DS}, L in {LS}, {N_SAMPLES} samples "
+          f"per point, {N_STEPS} steps; least squares and ridge)")
+    cold = _time(compute_learning_curves)
+    warm = [_time(compute_learning_curves) for _ in range(args.samples_repeats)]
+    seconds = statistics.median(warm)
+    print(f"cold {cold:.1f} s, warm {seconds:.1f} s; goal <= {GOAL_SAMPLES_SECONDS:g} s warm: "
+          f"{'met' if seconds <= GOAL_SAMPLES_SECONDS else 'NOT met'}")
+    return {"seconds": seconds, "cold_seconds": cold, "warm_seconds": warm, "goal_seconds": GOAL_SAMPLES_SECONDS,
+            "ds": list(DS), "Ls": list(LS), "n_samples": N_SAMPLES, "n_steps": N_STEPS}
 
 
 if __name__ == "__main__":

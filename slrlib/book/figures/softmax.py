@@ -325,7 +325,7 @@ def compute_softmax_training(n_runs: int = 20, n_steps: int = 30_000, log_every:
 
 
 def softmax_training_table(data: SoftmaxTraining) -> dict[str, np.ndarray]:
-    """Long format: one row per (arm, run, logged step) with ``lam``, ``kappa``, ``nu`` and the held-out
+    r"""Long format: one row per (arm, run, logged step) with ``lam``, ``kappa``, ``nu`` and the held-out
     excess risk ``heldout_excess`` (held-out risk minus :math:`\varepsilon^2`)."""
     cols: dict[str, list] = {"arm": [], "run": [], "step": [], "lam": [], "kappa": [], "nu": [], "heldout_excess": []}
     eps2 = data.task.eps**2

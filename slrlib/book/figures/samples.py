@@ -1,0 +1,239 @@
+r"""Figure of chapter 15 (learning from :math:`n` samples): ``learning_curves``.
+
+Empirical risk minimisation by full-batch PGD (Definition 1, eq. 10, on the empirical risk,
+:func:`slrlib.book.ch15_samples.erm_pgd`) for erf attention (3), initialised on the invariant manifold
+:math:`\mathcal M` as in Figure 4(b) (where PGD on the population risk provably recovers :math:`(k^\star, v^\star)`,
+Theorem 5), for several :math:`d` and :math:`L` and a grid of :math:`n/d`; for every point
+:data:`N_SAMPLES` independent samples. Per point: the exact excess test risk
+:math:`\mathcal R_\lambda(\hat k, \hat v) - \mathcal R_\lambda(k^\star, v^\star)` (Theorem 1), the sign-fixed overlaps
+:math:`\kappa, \nu` (:func:`slrlib.book.ch15_samples.sign_fixed_overlaps`), the train risk, and the smallest
+test risk met along the trajectory (early stopping with an oracle's choice of the step). Beside it, the
+linear predictor fitted by least squares and by ridge on samples of the same task, scored by its exact
+risk (:func:`slrlib.book.ch15_samples.linear_learning_curve`), against Proposition 3's value.
+
+**Sizes.** The paper's :math:`d = 400` is out of reach of a 60-second figure on two CPU cores: one
+full-batch step costs :math:`O(nLd)`, the step size must shrink like :math:`1/d` (the curvature of the risk
+in :math:`\theta = \langle v, k^\star\rangle` is :math:`\approx q^2 = d/2`), and the samples needed grow
+like :math:`d`, so a learning curve costs about :math:`d^3` times as much. The defaults (:data:`DS`,
+:data:`LS`, :data:`RATIOS`) keep the figure under a minute.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Sequence
+
+import jax
+import numpy as np
+
+from slrlib.core.geometry import manifold_directions
+from slrlib.core.risk import linear_risk, oracle_risk
+from slrlib.core.task import SLRTask
+from slrlib.figures import FigureSpec, register
+from slrlib.book.ch05_linear import linear_risk_of_weights
+from slrlib.book.ch15_samples import (erm_pgd, linear_learning_curve, ridge_population_weights, samples_needed,
+                                      sign_fixed_overlaps)
+from slrlib.book.plots.samples import plot_learning_curves
+
+__all__ = [
+    "DS",
+    "LS",
+    "RATIOS",
+    "LINEAR_RATIOS",
+    "LINEAR_D",
+    "N_SAMPLES",
+    "LAM",
+    "STEP_SCALE",
+    "N_STEPS",
+    "LOG_EVERY",
+    "LEVEL",
+    "MU",
+    "ERMCurve",
+    "LinearPanel",
+    "LearningCurves",
+    "compute_learning_curves",
+    "learning_curves_table",
+]
+
+#: Dimensions of the ERM curves.
+DS = (8, 16, 32)
+#: Sequence lengths of the ERM curves.
+LS = (5, 10)
+#: Grid of n/d for each L.
+RATIOS = {5: (0.5, 1.0, 2.0, 4.0, 8.0, 16.0), 10: (1.0, 2.0, 4.0, 8.0, 16.0, 32.0)}
+#: Grid of n/d of the linear predictor (at d = LINEAR_D); it passes through n = Ld for L in LS.
+LINEAR_RATIOS = (2.0, 4.0, 5.0, 8.0, 10.0, 16.0, 32.0, 64.0, 128.0, 256.0)
+#: Dimension of the linear panels.
+LINEAR_D = 16
+#: Samples per point.
+N_SAMPLES = 20
+#: Inverse temperature (Figure 4(b)'s).
+LAM = 0.1
+#: The step size is alpha = STEP_SCALE / d.
+STEP_SCALE = 3.0
+#: Full-batch PGD steps.
+N_STEPS = 500
+#: Logging period (the test risk along the trajectory, for early stopping).
+LOG_EVERY = 25
+#: Level of the median overlaps that defines the samples needed.
+LEVEL = 0.9
+#: Ridge penalty of the linear panel.
+MU = 0.1
+
+
+class ERMCurve(NamedTuple):
+    r"""One learning curve of ERM by PGD: ``ratios`` (m,) of :math:`n/d`; per point and sample (m, S):
+    the final sign-fixed overlaps ``kappa``, ``nu``, the final excess test risk ``excess``
+    (:math:`\mathcal R_\lambda(\hat k,\hat v) - \mathcal R_\lambda(k^\star, v^\star)`), the smallest excess along the
+    logged trajectory ``excess_min``, the final ``train_risk``; ``oracle`` :math:`\mathcal R_\lambda(k^\star, v^\star)`,
+    ``alpha``, ``n_star`` (:math:`n^\star/d`, :func:`slrlib.book.ch15_samples.samples_needed`)."""
+
+    d: int
+    L: int
+    ratios: np.ndarray
+    kappa: np.ndarray
+    nu: np.ndarray
+    excess: np.ndarray
+    excess_min: np.ndarray
+    train_risk: np.ndarray
+    oracle: float
+    alpha: float
+    n_star: float
+
+
+class LinearPanel(NamedTuple):
+    r"""Least squares and ridge at ``d``, ``L``: ``ratios`` (m,) of :math:`n/d`; the excess test risks over
+    Proposition 3's value ``ls_excess``, ``ridge_excess`` (m, S), their train risks ``ls_train``, ``ridge_train``;
+    ``linear`` (Proposition 3's risk), ``mu`` and the excess of the ridge limit ``ridge_limit_excess``."""
+
+    d: int
+    L: int
+    ratios: np.ndarray
+    ls_excess: np.ndarray
+    ridge_excess: np.ndarray
+    ls_train: np.ndarray
+    ridge_train: np.ndarray
+    linear: float
+    mu: float
+    ridge_limit_excess: float
+
+
+class LearningCurves(NamedTuple):
+    """The data of ``learning_curves``: the ERM curves, the linear panels and the run parameters."""
+
+    erm: tuple
+    linear: tuple
+    lam: float
+    gamma: float
+    n_samples: int
+    n_steps: int
+    level: float
+
+
+def compute_learning_curves(ds: Sequence[int] = DS, Ls: Sequence[int] = LS, ratios: dict | None = None,
+                            linear_ratios: Sequence[float] = LINEAR_RATIOS, linear_d: int = LINEAR_D,
+                            n_samples: int = N_SAMPLES, lam: float = LAM, step_scale: float = STEP_SCALE,
+                            n_steps: int = N_STEPS, log_every: int = LOG_EVERY, level: float = LEVEL, mu: float = MU,
+                            seed: int = 0) -> LearningCurves:
+    r"""The numbers of ``learning_curves`` (default sizes: under a minute on two CPU cores).
+
+    Parameters
+    ----------
+    ds, Ls : sequence of int
+        Dimensions and sequence lengths of the ERM curves.
+    ratios : dict, optional
+        Grid of :math:`n/d` for each ``L`` (default :data:`RATIOS`; an ``L`` missing from it uses the grid of
+        ``L = 10``).
+    linear_ratios : sequence of float
+        Grid of :math:`n/d` of the linear panels (one per ``L``, at ``d = linear_d``).
+    linear_d : int
+        Dimension of the linear panels.
+    n_samples : int
+        Samples per point.
+    lam : float
+        Inverse temperature :math:`\lambda`.
+    step_scale : float
+        The step size is ``step_scale / d``.
+    n_steps, log_every : int
+        Full-batch steps and the logging period.
+    level : float
+        Level of the median overlaps for :math:`n^\star`.
+    mu : float
+        Ridge penalty of the linear panels.
+    seed : int
+        Seed: curve ``(d, L)`` uses ``fold_in(fold_in(key(seed), d), L)``.
+
+    Returns
+    -------
+    LearningCurves
+        The curves.
+    """
+    ratios = RATIOS if ratios is None else ratios
+    key = jax.random.key(seed)
+    erm = []
+    for d in ds:
+        for L in Ls:
+            task = SLRTask(d=int(d), L=int(L))
+            grid = np.asarray(ratios.get(int(L), ratios.get(10, RATIOS[10])), dtype=float)
+            ns = [max(1, int(round(r * d))) for r in grid]
+            k_dir, k_init, k_data = jax.random.split(jax.random.fold_in(jax.random.fold_in(key, int(d)), int(L)), 3)
+            ks, vs = task.oracle_directions(k_dir)
+            k0, v0 = manifold_directions(k_init, ks, vs, (n_samples, 1))
+            alpha = step_scale / d
+            res = erm_pgd(task, ks, vs, jax.random.split(k_data, n_samples), k0, v0, ns=ns, lam=lam, alpha=alpha,
+                          n_steps=n_steps, log_every=log_every)
+            kappa, nu = sign_fixed_overlaps(res.kappa[:, :, 0, -1].T, res.nu[:, :, 0, -1].T)  # (m, S)
+            orc = float(oracle_risk(lam, task))
+            excess = res.test_risk[:, :, 0, -1].T - orc
+            excess_min = res.test_risk[:, :, 0, :].min(axis=-1).T - orc
+            erm.append(ERMCurve(int(d), int(L), grid, kappa, nu, excess, excess_min, res.train_risk[:, :, 0, -1].T,
+                                orc, alpha, samples_needed(grid, kappa, nu, level)))
+    linear = []
+    lgrid = np.asarray(linear_ratios, dtype=float)
+    for L in Ls:
+        task = SLRTask(d=int(linear_d), L=int(L))
+        k_dir, k_data = jax.random.split(jax.random.fold_in(jax.random.fold_in(key, 10_000 + int(linear_d)), int(L)))
+        ks, vs = task.oracle_directions(k_dir)
+        ns = [max(2, int(round(r * linear_d))) for r in lgrid]
+        lin = linear_risk(task)
+        ls = linear_learning_curve(task, ks, vs, k_data, ns, n_samples, mu=0.0)
+        rd = linear_learning_curve(task, ks, vs, k_data, ns, n_samples, mu=mu)
+        limit = float(linear_risk_of_weights(ridge_population_weights(task, vs, mu), task, ks, vs)) - lin
+        linear.append(LinearPanel(int(linear_d), int(L), lgrid, ls.test_risk - lin, rd.test_risk - lin, ls.train_risk,
+                                  rd.train_risk, lin, float(mu), limit))
+    return LearningCurves(tuple(erm), tuple(linear), float(lam), float(SLRTask(d=2, L=1).gamma), int(n_samples),
+                          int(n_steps), float(level))
+
+
+def learning_curves_table(data: LearningCurves) -> dict[str, np.ndarray]:
+    """Long format: one row per (predictor, quantity, d, L, n/d) with the median and the quartiles over samples.
+
+    ``predictor`` is ``erm`` or ``least_squares`` / ``ridge``; ``quantity`` is ``excess``, ``excess_min``,
+    ``train``, ``kappa``, ``nu`` (ERM) or ``excess``, ``train`` (linear)."""
+    cols: dict[str, list] = {k: [] for k in ("predictor", "quantity", "d", "L", "ratio", "median", "q25", "q75")}
+
+    def add(pred, qty, d, L, ratios, x):
+        q25, med, q75 = np.quantile(np.asarray(x, dtype=float), [0.25, 0.5, 0.75], axis=1)
+        for i, r in enumerate(ratios):
+            for k, val in zip(cols, (pred, qty, d, L, r, med[i], q25[i], q75[i])):
+                cols[k].append(val)
+
+    for c in data.erm:
+        for qty, x in (("excess", c.excess), ("excess_min", c.excess_min), ("train", c.train_risk),
+                       ("kappa", c.kappa), ("nu", c.nu)):
+            add("erm", qty, c.d, c.L, c.ratios, x)
+    for p in data.linear:
+        add("least_squares", "excess", p.d, p.L, p.ratios, p.ls_excess)
+        add("least_squares", "train", p.d, p.L, p.ratios, p.ls_train)
+        add("ridge", "excess", p.d, p.L, p.ratios, p.ridge_excess)
+        add("ridge", "train", p.d, p.L, p.ratios, p.ridge_train)
+    out = {k: np.asarray(v) for k, v in cols.items()}
+    for k in ("d", "L"):
+        out[k] = out[k].astype(int)
+    for k in ("ratio", "median", "q25", "q75"):
+        out[k] = out[k].astype(float)
+    return out
+
+
+register(FigureSpec("learning_curves", "ERM by full-batch PGD: excess test risk and overlaps against n/d; least "
+                    "squares and ridge against Proposition 3", 15, compute_learning_curves, plot_learning_curves,
+                    learning_curves_table))
