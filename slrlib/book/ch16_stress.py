@@ -57,6 +57,7 @@ from slrlib.core.gaussian import erf_prime
 from slrlib.core.montecarlo import MonteCarloEstimate, RunningMoments
 from slrlib.core.risk import oracle_risk, risk_kernel
 from slrlib.core.task import SLRTask, check_task
+from slrlib.training.pgd import pgd_in_span
 from slrlib.validation import (
     as_float_array,
     check_finite,
@@ -387,48 +388,24 @@ class StressPGD(NamedTuple):
     v: np.ndarray
 
 
-def _stress_grad(o, c, r, lam, d, L, gamma, eps):
+def _stress_overlap_grad(kappa, nu, theta, eta, rho, t, params):
+    """Partial derivatives of the extended closed form in the five overlaps (constant lambda: t unused)."""
+    c, r, lam, d, L, gamma, eps = params
+
     def total(o):
         return jnp.sum(stress_risk_kernel(*o, c, r, lam, d, L, gamma, eps))
 
-    return jax.grad(total)(o)
+    return jax.grad(total)((kappa, nu, theta, eta, rho))
 
 
-@partial(jax.jit, static_argnames=("n_log", "log_every"))
-def _stress_pgd_run(k0, v0, k_star, v_star, c, r, lam, alpha, d, L, gamma, eps, *, n_log, log_every):
-    # Orthonormal basis of span{k*, v*, k0, v0} per run (as slrlib.training.pgd.pgd): every gradient is a
-    # combination of k*, v*, k, v, so the coordinates in that basis carry the whole iteration.
-    A = jnp.stack([jnp.broadcast_to(k_star, k0.shape), jnp.broadcast_to(v_star, k0.shape), k0, v0], axis=-1)
-    Q, _ = jnp.linalg.qr(A)
-    coords = lambda x: jnp.einsum("bdi,bd->bi", Q, x)  # noqa: E731
-    ks, vs = coords(jnp.broadcast_to(k_star, k0.shape)), coords(jnp.broadcast_to(v_star, k0.shape))
-    k, v = coords(k0), coords(v0)
-    k = k / jnp.linalg.norm(k, axis=-1, keepdims=True)
-    v = v / jnp.linalg.norm(v, axis=-1, keepdims=True)
-
-    def ovl(k, v):
-        dot = lambda a, b: jnp.sum(a * b, axis=-1)  # noqa: E731
-        return (dot(k, ks), dot(v, vs), dot(v, ks), dot(k, vs), dot(k, v))
-
-    def step(carry, _):
-        k, v = carry
-        dk, dn, dth, de, dr = _stress_grad(ovl(k, v), c, r, lam, d, L, gamma, eps)
-        gk = dk[:, None] * ks + de[:, None] * vs + dr[:, None] * v
-        gv = dn[:, None] * vs + dth[:, None] * ks + dr[:, None] * k
-        gk = gk - jnp.sum(k * gk, axis=-1, keepdims=True) * k
-        gv = gv - jnp.sum(v * gv, axis=-1, keepdims=True) * v
-        k, v = k - alpha * gk, v - alpha * gv
-        return (k / jnp.linalg.norm(k, axis=-1, keepdims=True), v / jnp.linalg.norm(v, axis=-1, keepdims=True)), None
-
-    def chunk(carry, _):
-        carry, _ = jax.lax.scan(step, carry, None, length=log_every)
-        return carry, jnp.stack(ovl(*carry))
-
-    (k_end, v_end), logs = jax.lax.scan(chunk, (k, v), None, length=n_log)
-    logs = jnp.concatenate([jnp.stack(ovl(k, v))[None], logs], axis=0)  # (n_log + 1, 5, runs)
+@partial(jax.jit, static_argnames=("buf",))
+def _stress_pgd_run(k0, v0, k_star, v_star, c, r, lam, alpha, d, L, gamma, eps, log_every, n_log, *, buf):
+    # The loop of slrlib.training.pgd.pgd, in the orthonormal basis of span{k*, v*, k0, v0}, with the
+    # extended closed form's overlap gradient.
+    logs, k_end, v_end = pgd_in_span(_stress_overlap_grad, (c, r, lam, d, L, gamma, eps), k0, v0, k_star, v_star,
+                                     alpha, log_every, n_log, buf=buf)
     risk = stress_risk_kernel(*jnp.moveaxis(logs, 1, 0), c, r, lam, d, L, gamma, eps)
-    back = lambda x: jnp.einsum("bdi,bi->bd", Q, x)  # noqa: E731
-    return logs, risk, back(k_end), back(v_end)
+    return logs, risk, k_end, v_end
 
 
 def stress_pgd(k0: ArrayLike, v0: ArrayLike, k_star: ArrayLike, v_star: ArrayLike, task: SLRTask, *, lam: float,
@@ -440,7 +417,8 @@ def stress_pgd(k0: ArrayLike, v0: ArrayLike, k_star: ArrayLike, v_star: ArrayLik
     The gradients are exact (``jax.grad`` of :func:`stress_risk_kernel` in the overlaps, then
     :math:`\nabla_k\mathcal R = \partial_\kappa\mathcal R\,k^\star + \partial_\eta\mathcal R\,v^\star + \partial_\rho\mathcal R\,v`
     and the same for :math:`v`), and the iterates are carried in an orthonormal basis of
-    :math:`\operatorname{span}\{k^\star, v^\star, k_0, v_0\}`, as :func:`slrlib.training.pgd.pgd` does.
+    :math:`\operatorname{span}\{k^\star, v^\star, k_0, v_0\}` by :func:`slrlib.training.pgd.pgd_in_span`, the
+    loop of :func:`slrlib.training.pgd.pgd`.
     At :math:`c = r = 0` it is that function's iteration.
 
     Parameters
@@ -484,8 +462,10 @@ def stress_pgd(k0: ArrayLike, v0: ArrayLike, k_star: ArrayLike, v_star: ArrayLik
     log_every = check_positive_int(log_every, "log_every")
     if n_steps % log_every:
         raise ValueError(f"log_every must divide n_steps = {n_steps}, got {log_every}")
-    logs, risk, k_end, v_end = _stress_pgd_run(k0, v0, k_star, v_star, jnp.asarray(c), r, lam, alpha, float(task.d), float(task.L), task.gamma,
-                                 task.eps, n_log=n_steps // log_every, log_every=log_every)
+    n_log = n_steps // log_every
+    logs, risk, k_end, v_end = _stress_pgd_run(k0, v0, k_star, v_star, jnp.asarray(c), r, lam, alpha, float(task.d),
+                                               float(task.L), task.gamma, task.eps, log_every, n_log,
+                                               buf=n_log + 1)
     logs = np.moveaxis(np.asarray(logs), 0, -1)  # (5, runs, n_log + 1)
     kappa, nu, theta, eta, rho = logs
     risk = np.moveaxis(np.asarray(risk), 0, -1)

@@ -2,7 +2,8 @@ r"""Projected gradient descent on the closed-form risk (Section 5 of Marion et a
 
 * :func:`pgd` — Definition 1 (eq. 10): Riemannian gradient step on each sphere, then
   projection back onto it, with *exact* gradients of the closed form of Theorem 1, many
-  runs at once, every step computed;
+  runs at once, every step computed; its loop is :func:`pgd_in_span`, which takes any risk of
+  the five overlaps (chapter 16's extended closed form uses it too);
 * :func:`pgd_dense` — the same iteration written literally in :math:`\mathbb R^d` (slow; the
   reference that :func:`pgd` is tested against);
 * initialisations: see :mod:`slrlib.core.geometry` (:func:`~slrlib.core.geometry.uniform_directions`,
@@ -22,14 +23,14 @@ r"""Projected gradient descent on the closed-form risk (Section 5 of Marion et a
 (our observation). :func:`pgd` computes an orthonormal basis of that span once per run (a QR
 factorisation) and iterates the coordinates: the arithmetic is the same as in
 :math:`\mathbb R^d` (no approximation), the cost of a step does not depend on :math:`d`,
-and all runs advance together inside one compiled loop (``jax.lax.scan``).
+and all runs advance together inside one compiled loop (``jax.lax.fori_loop``).
 """
 
 from __future__ import annotations
 
 import math
 from functools import partial
-from typing import Literal, NamedTuple
+from typing import Any, Callable, Literal, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -55,6 +56,7 @@ __all__ = [
     "PGDResult",
     "inverse_temperature",
     "pgd",
+    "pgd_in_span",
     "pgd_dense",
     "distance_to_manifold",
     "manifold_risk_grad",
@@ -253,18 +255,85 @@ def _log_buffer(n_log: int) -> int:
     return max(1024, 1 << (n_log).bit_length())
 
 
-@partial(jax.jit, static_argnames=("buf",))
-def _pgd_span(k0, v0, k_star, v_star, lam0, decay, alpha, log_every, n_log, d, L, gamma, eps, *, buf):
-    # Orthonormal basis of span{k*, v*, k0, v0} per run: Q (B, d, 4). Householder QR gives
+@partial(jax.jit, static_argnames=("overlap_grad", "buf"))
+def pgd_in_span(overlap_grad: Callable[..., tuple[jax.Array, ...]], params: Any, k0: ArrayLike, v0: ArrayLike, k_star: ArrayLike,
+                v_star: ArrayLike, alpha: ArrayLike, log_every: ArrayLike, n_log: ArrayLike, *,
+                buf: int) -> tuple[jax.Array, jax.Array, jax.Array]:
+    r"""The iteration of Definition 1 (eq. 10) for any risk of the five overlaps, run in the span of the data.
+
+    For a risk :math:`\mathcal R_t(\kappa, \nu, \theta, \eta, \rho)` of the overlaps
+    :math:`\kappa = \langle k, k^\star\rangle`, :math:`\nu = \langle v, v^\star\rangle`,
+    :math:`\theta = \langle v, k^\star\rangle`, :math:`\eta = \langle k, v^\star\rangle`,
+    :math:`\rho = \langle k, v\rangle` (possibly depending on the step :math:`t`, e.g. through
+    :math:`\lambda_t`), the chain rule gives the Euclidean gradients
+
+    .. math::
+
+        g_k = \partial_\kappa\mathcal R_t\,k^\star + \partial_\eta\mathcal R_t\,v^\star
+              + \partial_\rho\mathcal R_t\,v_t, \qquad
+        g_v = \partial_\nu\mathcal R_t\,v^\star + \partial_\theta\mathcal R_t\,k^\star
+              + \partial_\rho\mathcal R_t\,k_t,
+
+    and the step of eq. (10) is
+
+    .. math::
+
+        k_{t+1} = \frac{k_t - \alpha (I - k_t k_t^\top) g_k}{\|k_t - \alpha (I - k_t k_t^\top) g_k\|},
+        \qquad
+        v_{t+1} = \frac{v_t - \alpha (I - v_t v_t^\top) g_v}{\|v_t - \alpha (I - v_t v_t^\top) g_v\|}.
+
+    Every iterate stays in :math:`E = \operatorname{span}\{k^\star, v^\star, k_0, v_0\}`
+    (dimension at most 4). The kernel computes, per run, an orthonormal basis
+    :math:`Q \in \mathbb R^{d\times 4}` of :math:`E` (Householder QR of
+    :math:`[k^\star, v^\star, k_0, v_0]`, whose columns span :math:`E` even when the four
+    vectors are linearly dependent), iterates the coordinates :math:`Q^\top k_t, Q^\top v_t`
+    with the same arithmetic as in :math:`\mathbb R^d`, and maps the final iterates back
+    with :math:`Q`. It is the loop of :func:`pgd` (with the closed form of Theorem 1); chapter 16
+    runs it on an extended closed form (:math:`\langle k^\star, v^\star\rangle \ne 0`, correlated noise tokens).
+
+    No validation: a pure function of arrays, compiled once per ``overlap_grad`` and ``buf``
+    (and per array shape); ``params``, ``alpha``, ``log_every`` and ``n_log`` are traced.
+
+    Parameters
+    ----------
+    overlap_grad : callable, static
+        ``overlap_grad(kappa, nu, theta, eta, rho, t, params)`` returns the five partial
+        derivatives :math:`(\partial_\kappa, \partial_\nu, \partial_\theta, \partial_\eta,
+        \partial_\rho)\mathcal R_t` at the overlaps (arrays of shape ``(runs,)``) for the step
+        ``t`` (an integer scalar, 0 for the first step). It must be hashable and stable (a
+        module-level function), as it keys the compilation.
+    params : pytree of arrays
+        Passed to ``overlap_grad`` unchanged (e.g. :math:`\lambda_0`, the task's constants).
+    k0, v0 : array_like, shape (runs, d)
+        Initial vectors (normalised in the span before the first step).
+    k_star, v_star : array_like, shape (d,) or (runs, d)
+        The task's directions, shared or one pair per run.
+    alpha : array_like
+        Step size :math:`\alpha`.
+    log_every : array_like of int
+        Steps between two logged points.
+    n_log : array_like of int
+        Number of logged points after step 0; ``n_log * log_every`` steps are run.
+    buf : int, static
+        Rows of the log buffer, ``>= n_log + 1``.
+
+    Returns
+    -------
+    logs : jax.Array, shape (buf, 5, runs)
+        Row ``i`` (for ``i <= n_log``) holds :math:`(\kappa, \nu, \theta, \eta, \rho)` after
+        ``i * log_every`` steps; the rows after ``n_log`` are zero.
+    k, v : jax.Array, shape (runs, d)
+        The final iterates, in :math:`\mathbb R^d`.
+    """
+    k0, v0 = jnp.asarray(k0), jnp.asarray(v0)
+    k_star = jnp.broadcast_to(k_star, k0.shape)
+    v_star = jnp.broadcast_to(v_star, k0.shape)
+    # Orthonormal basis of span{k*, v*, k0, v0} per run: Q (runs, d, 4). Householder QR gives
     # orthonormal columns whose span contains the four vectors even when they are
     # linearly dependent (e.g. k0 = k*), so the coordinates below are exact.
-    # Only the size of the log buffer is static: the schedule, the step size, log_every and
-    # the number of logged points are traced, so the paper's four configurations share one
-    # compilation.
-    A = jnp.stack([jnp.broadcast_to(k_star, k0.shape), jnp.broadcast_to(v_star, k0.shape), k0, v0], axis=-1)
-    Q, _ = jnp.linalg.qr(A)
+    Q, _ = jnp.linalg.qr(jnp.stack([k_star, v_star, k0, v0], axis=-1))
     coords = lambda x: jnp.einsum("bdi,bd->bi", Q, x)  # noqa: E731
-    ks, vs = coords(jnp.broadcast_to(k_star, k0.shape)), coords(jnp.broadcast_to(v_star, k0.shape))
+    ks, vs = coords(k_star), coords(v_star)
     k, v = coords(k0), coords(v0)
     k = k / jnp.linalg.norm(k, axis=-1, keepdims=True)
     v = v / jnp.linalg.norm(v, axis=-1, keepdims=True)
@@ -275,8 +344,7 @@ def _pgd_span(k0, v0, k_star, v_star, lam0, decay, alpha, log_every, n_log, d, L
 
     def step(t, carry):
         k, v = carry
-        lam = lam0 / (1.0 + decay * t)
-        dk, dn, dth, de, dr = _overlap_grad(*ovl(k, v), lam, d, L, gamma, eps)
+        dk, dn, dth, de, dr = overlap_grad(*ovl(k, v), t, params)
         gk = dk[:, None] * ks + de[:, None] * vs + dr[:, None] * v
         gv = dn[:, None] * vs + dth[:, None] * ks + dr[:, None] * k
         return _riemannian_step(k, v, gk, gv, alpha)
@@ -288,10 +356,24 @@ def _pgd_span(k0, v0, k_star, v_star, lam0, decay, alpha, log_every, n_log, d, L
 
     logs = jnp.zeros((buf, 5, k0.shape[0])).at[0].set(ovl(k, v))
     k, v, logs = jax.lax.fori_loop(0, n_log, chunk, (k, v, logs))
+    return logs, jnp.einsum("bdi,bi->bd", Q, k), jnp.einsum("bdi,bi->bd", Q, v)
+
+
+def _closed_form_overlap_grad(kappa, nu, theta, eta, rho, t, params):
+    """Partial derivatives of the closed form of Theorem 1 at lambda_t = lam0 / (1 + decay t)."""
+    lam0, decay, d, L, gamma, eps = params
+    return _overlap_grad(kappa, nu, theta, eta, rho, lam0 / (1.0 + decay * t), d, L, gamma, eps)
+
+
+@partial(jax.jit, static_argnames=("buf",))
+def _pgd_span(k0, v0, k_star, v_star, lam0, decay, alpha, log_every, n_log, d, L, gamma, eps, *, buf):
+    # Only the size of the log buffer is static: the schedule, the step size, log_every and
+    # the number of logged points are traced, so the paper's four configurations share one
+    # compilation.
+    logs, k_full, v_full = pgd_in_span(_closed_form_overlap_grad, (lam0, decay, d, L, gamma, eps),
+                                       k0, v0, k_star, v_star, alpha, log_every, n_log, buf=buf)
     lam_log = lam0 / (1.0 + decay * log_every * jnp.arange(buf))
     risk = risk_kernel(*logs.transpose(1, 2, 0), lam_log, d, L, gamma, eps)
-    k_full = jnp.einsum("bdi,bi->bd", Q, k)
-    v_full = jnp.einsum("bdi,bi->bd", Q, v)
     return logs, risk, k_full, v_full
 
 
