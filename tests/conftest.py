@@ -1,5 +1,7 @@
 """Shared fixtures. Importing slrlib first switches JAX to float64."""
 
+import math
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -23,6 +25,33 @@ def small_task():
 @pytest.fixture(scope="session")
 def small_directions(small_task):
     return small_task.oracle_directions(jax.random.key(123))
+
+
+def unit(x):
+    """``x`` normalised along the last axis."""
+    return x / jnp.linalg.norm(x, axis=-1, keepdims=True)
+
+
+def moment_z_scores(x, y):
+    """z-scores of the differences of means and of second moments of two samples (columns)."""
+    m = x.shape[1]
+    pairs = [(i, j) for i in range(m) for j in range(i, m)]
+    fx = [x[:, i] for i in range(m)] + [x[:, i] * x[:, j] for i, j in pairs]
+    fy = [y[:, i] for i in range(m)] + [y[:, i] * y[:, j] for i, j in pairs]
+    return np.asarray([(a.mean() - b.mean()) / math.sqrt(a.var() / a.size + b.var() / b.size)
+                       for a, b in zip(fx, fy)])
+
+
+@pytest.fixture(scope="session")
+def sgd_small():
+    """One head (K, V) off the oracle on a d = 12, L = 4 task, with its directions: (task, ks, vs, K, V).
+
+    Shared by the erf and softmax tests of the stochastic gradient (test_sgd.py, test_sgd_softmax.py)."""
+    task = SLRTask(12, 4, eps=0.1)
+    ks, vs = task.oracle_directions(jax.random.key(0))
+    K = unit(0.6 * unit(jax.random.normal(jax.random.key(1), (1, 12))) + 0.5 * ks)
+    V = unit(jax.random.normal(jax.random.key(2), (1, 12)) + 0.8 * vs)
+    return task, ks, vs, K, V
 
 
 def orthogonal_fixing(key, k_star, v_star):

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import slrlib
+from conftest import moment_z_scores, unit
 from slrlib.core.geometry import uniform_directions
 from slrlib.training import sgd as S
 from slrlib.training.pgd import pgd
@@ -31,34 +32,21 @@ from slrlib.experiments import (
 from slrlib.core.risk import population_risk
 
 
-def _unit(x):
-    return x / jnp.linalg.norm(x, axis=-1, keepdims=True)
-
-
-@pytest.fixture(scope="module")
-def small():
-    task = slrlib.SLRTask(12, 4, eps=0.1)
-    ks, vs = task.oracle_directions(jax.random.key(0))
-    K = _unit(0.6 * _unit(jax.random.normal(jax.random.key(1), (1, 12))) + 0.5 * ks)
-    V = _unit(jax.random.normal(jax.random.key(2), (1, 12)) + 0.8 * vs)
-    return task, ks, vs, K, V
-
-
 @pytest.fixture(scope="module")
 def multi():
     task = slrlib.MultiLocationTask(10, 5, M=2, eps=0.1)
     Ks, Vs = task.oracle_directions(jax.random.key(3))
-    K = _unit(jax.random.normal(jax.random.key(4), (2, 10)) + Ks)
-    V = _unit(jax.random.normal(jax.random.key(5), (2, 10)) + Vs[::-1])
+    K = unit(jax.random.normal(jax.random.key(4), (2, 10)) + Ks)
+    V = unit(jax.random.normal(jax.random.key(5), (2, 10)) + Vs[::-1])
     return task, Ks, Vs, K, V
 
 
 # ------------------------------------------------------------------ the pieces of the sampler
 @pytest.mark.roundoff
-def test_exact_batch_gradient_equals_autodiff_on_the_completed_batch(small):
+def test_exact_batch_gradient_equals_autodiff_on_the_completed_batch(sgd_small):
     """Completing the drawn coordinates with an explicit orthogonal part gives a real batch;
     jax.grad of its batch loss must be the span part plus sum c * sigma * w, exactly."""
-    task, ks, vs, K, V = small
+    task, ks, vs, K, V = sgd_small
     B, L, d, lam = 6, task.L, task.d, 1.3
     z = jax.random.normal(jax.random.key(7), (S.exact_sampler_draws(B, L, 1, 1, d),))
     Q, a, y, _, sigma = S._exact_batch(K, V, ks[None], vs[None], z, B, L, task.gamma, task.eps)
@@ -76,8 +64,8 @@ def test_exact_batch_gradient_equals_autodiff_on_the_completed_batch(small):
 
 
 @pytest.mark.roundoff
-def test_coefficients_are_the_gradient_in_the_projections(small):
-    task, ks, vs, K, V = small
+def test_coefficients_are_the_gradient_in_the_projections(sgd_small):
+    task, ks, vs, K, V = sgd_small
     z = jax.random.normal(jax.random.key(9), (S.exact_sampler_draws(4, task.L, 1, 1, task.d),))
     Q, a, y, _, _ = S._exact_batch(K, V, ks[None], vs[None], z, 4, task.L, task.gamma, task.eps)
     Kc, Vc = K @ Q, V @ Q
@@ -125,33 +113,21 @@ def _draws(task, K, V, ks, vs, sampler, n, B, lam, seed):
     return np.asarray(f(keys))  # (n, 2H, d)
 
 
-def _moment_z_scores(x, y):
-    """z-scores of the differences of means and of second moments of two samples (columns)."""
-    zs = []
-    m = x.shape[1]
-    feats_x = [x[:, i] for i in range(m)] + [x[:, i] * x[:, j] for i in range(m) for j in range(i, m)]
-    feats_y = [y[:, i] for i in range(m)] + [y[:, i] * y[:, j] for i in range(m) for j in range(i, m)]
-    for fx, fy in zip(feats_x, feats_y):
-        se = math.sqrt(fx.var() / fx.size + fy.var() / fy.size)
-        zs.append((fx.mean() - fy.mean()) / se)
-    return np.asarray(zs)
-
-
-def test_exact_sampler_has_the_law_of_the_plain_sampler(small):
+def test_exact_sampler_has_the_law_of_the_plain_sampler(sgd_small):
     """Means and all second moments of the gradient's projections on k*, v*, k, v, a fixed random
     direction and a direction orthogonal to all of them: exact vs plain sampler, 40 000 draws
     each. 2 heads' worth of vectors x 6 directions = 12 coordinates, 90 statistics."""
-    task, ks, vs, K, V = small
+    task, ks, vs, K, V = sgd_small
     n = 40_000
     u = jax.random.normal(jax.random.key(11), (task.d,))
     Q = S._orthonormal_span(jnp.concatenate([K, V, ks[None], vs[None]]))
-    w = _unit(u - Q @ (Q.T @ u))
-    U = jnp.stack([ks, vs, K[0], V[0], _unit(u), w])
+    w = unit(u - Q @ (Q.T @ u))
+    U = jnp.stack([ks, vs, K[0], V[0], unit(u), w])
     proj = {}
     for sampler, seed in (("exact", 1), ("plain", 2)):
         G = _draws(task, K, V, ks, vs, sampler, n, 3, 1.5, seed)
         proj[sampler] = np.einsum("nhd,ud->nhu", G, np.asarray(U)).reshape(n, -1)
-    z = _moment_z_scores(proj["exact"], proj["plain"])
+    z = moment_z_scores(proj["exact"], proj["plain"])
     assert z.size == 12 + 78
     # 90 statistics: under equal laws |z| > 4.5 has probability ~ 6e-4 in all.
     assert np.max(np.abs(z)) < 4.5, np.round(z, 2)
@@ -167,13 +143,13 @@ def test_exact_sampler_law_multi_head_multi_location(multi):
     for sampler, seed in (("exact", 3), ("plain", 4)):
         G = _draws(task, K, V, Ks, Vs, sampler, n, 2, 1.0, seed)
         proj[sampler] = np.einsum("nhd,ud->nhu", G, np.asarray(U))[:, :, [0, 2, 5, 7]].reshape(n, -1)
-    z = _moment_z_scores(proj["exact"], proj["plain"])
+    z = moment_z_scores(proj["exact"], proj["plain"])
     assert np.max(np.abs(z)) < 4.7, np.round(z, 2)
 
 
-def test_batch_gradient_is_unbiased_for_the_population_gradient(small):
+def test_batch_gradient_is_unbiased_for_the_population_gradient(sgd_small):
     """E[batch gradient] = gradient of the closed-form risk (Theorem 1), tangent parts."""
-    task, ks, vs, K, V = small
+    task, ks, vs, K, V = sgd_small
     lam, n = 0.8, 40_000
     G = _draws(task, K, V, ks, vs, "exact", n, 2, lam, 5)  # (n, 2, d)
     k, v = K[0], V[0]
@@ -292,16 +268,16 @@ def test_tables_and_head_matching(fig9_small):
         (dict(test_size=0), "test_size"),
     ],
 )
-def test_bad_input_raises(small, change, match):
-    task, ks, vs, K, V = small
+def test_bad_input_raises(sgd_small, change, match):
+    task, ks, vs, K, V = sgd_small
     kw = dict(lam=1.0, alpha=1e-3, n_steps=10, batch_size=2, key=jax.random.key(0), log_every=5, test_size=5)
     kw.update(change)
     with pytest.raises(ValueError, match=match):
         S.sgd(K, V, ks, vs, task, **kw)
 
 
-def test_bad_directions_and_task(small, multi):
-    task, ks, vs, K, V = small
+def test_bad_directions_and_task(sgd_small, multi):
+    task, ks, vs, K, V = sgd_small
     kw = dict(lam=1.0, alpha=1e-3, n_steps=10, batch_size=2, key=jax.random.key(0), log_every=5)
     with pytest.raises(ValueError, match="K0"):
         S.sgd(2 * K, V, ks, vs, task, **kw)
@@ -321,12 +297,12 @@ def test_bad_directions_and_task(small, multi):
 
 
 @pytest.mark.roundoff
-def test_one_sgd_step_is_the_projected_step_of_the_autodiff_gradient(small):
+def test_one_sgd_step_is_the_projected_step_of_the_autodiff_gradient(sgd_small):
     """The loop's first update, rebuilt by hand: the same batch (same keys), jax.grad of the
     batch loss, the Riemannian projection and the normalisation of Definition 1 (eq. 10)."""
-    task, ks, vs, K, V = small
-    K0 = jnp.stack([K, _unit(K + 0.3 * vs)])  # two runs, (2, 1, d)
-    V0 = jnp.stack([V, _unit(V - 0.2 * ks)])
+    task, ks, vs, K, V = sgd_small
+    K0 = jnp.stack([K, unit(K + 0.3 * vs)])  # two runs, (2, 1, d)
+    V0 = jnp.stack([V, unit(V - 0.2 * ks)])
     lam, alpha, B, key = 1.1, 0.05, 7, jax.random.key(21)
     out = S.sgd(K0, V0, ks, vs, task, lam=lam, alpha=alpha, n_steps=1, batch_size=B, key=key,
                 test_size=3, sampler="plain")

@@ -16,34 +16,22 @@ import numpy as np
 import pytest
 
 import slrlib
+from conftest import moment_z_scores, unit
 from slrlib.core.geometry import uniform_directions
 from slrlib.core.predictors import softmax_attention
 from slrlib.training import sgd as S
 
 
-def _unit(x):
-    return x / jnp.linalg.norm(x, axis=-1, keepdims=True)
-
-
 @pytest.fixture(scope="module")
-def small():
-    task = slrlib.SLRTask(12, 4, eps=0.1)
-    ks, vs = task.oracle_directions(jax.random.key(0))
-    K = _unit(0.6 * _unit(jax.random.normal(jax.random.key(1), (1, 12))) + 0.5 * ks)
-    V = _unit(jax.random.normal(jax.random.key(2), (1, 12)) + 0.8 * vs)
-    return task, ks, vs, K, V
-
-
-@pytest.fixture(scope="module")
-def batch(small):
-    task, ks, vs, K, V = small
+def batch(sgd_small):
+    task, ks, vs, K, V = sgd_small
     X, y, _ = task.sample(jax.random.key(3), 7, ks, vs)
     return X, y
 
 
 @pytest.mark.roundoff
-def test_softmax_batch_loss_is_the_mean_squared_error_of_softmax_attention(small, batch):
-    task, ks, vs, K, V = small
+def test_softmax_batch_loss_is_the_mean_squared_error_of_softmax_attention(sgd_small, batch):
+    task, ks, vs, K, V = sgd_small
     X, y = batch
     lam = 1.7
     ref = jnp.mean(jnp.square(softmax_attention(X, K[0], V[0], lam) - y))
@@ -54,10 +42,10 @@ def test_softmax_batch_loss_is_the_mean_squared_error_of_softmax_attention(small
 
 
 @pytest.mark.parametrize("lam", [0.3, 2.5])
-def test_softmax_batch_gradient_matches_finite_differences(small, batch, lam):
+def test_softmax_batch_gradient_matches_finite_differences(sgd_small, batch, lam):
     """Central differences of the batch loss in a few random directions (the loss accepts only unit
     vectors, so the differences go through the unchecked loss): error O(h^2) + round-off/h."""
-    task, ks, vs, K, V = small
+    task, ks, vs, K, V = sgd_small
     X, y = batch
     gK, gV = S.batch_gradient(K, V, X, y, lam, attention="softmax")
     h = 1e-5
@@ -74,15 +62,15 @@ def test_softmax_batch_gradient_matches_finite_differences(small, batch, lam):
 
 @pytest.mark.roundoff
 @pytest.mark.parametrize("H", [1, 2])
-def test_softmax_coefficients_are_the_gradient_in_the_projections(small, H):
+def test_softmax_coefficients_are_the_gradient_in_the_projections(sgd_small, H):
     """The closed-form coefficients (module docstring) against jax.grad of the loss written in the
     projections, with the softmax spelt out (exp over a sum of exp)."""
-    task, ks, vs, _, _ = small
+    task, ks, vs, _, _ = sgd_small
     B, L, D, lam = 5, task.L, 6, 1.3
     a = jax.random.normal(jax.random.key(5), (B, L, D))
     y = jax.random.normal(jax.random.key(6), (B,))
-    Kc = _unit(jax.random.normal(jax.random.key(7), (H, D)))
-    Vc = _unit(jax.random.normal(jax.random.key(8), (H, D)))
+    Kc = unit(jax.random.normal(jax.random.key(7), (H, D)))
+    Vc = unit(jax.random.normal(jax.random.key(8), (H, D)))
 
     def loss(Sk, Sv):
         w = jnp.exp(lam * Sk) / jnp.sum(jnp.exp(lam * Sk), axis=1, keepdims=True)
@@ -97,10 +85,10 @@ def test_softmax_coefficients_are_the_gradient_in_the_projections(small, H):
 
 
 @pytest.mark.roundoff
-def test_softmax_exact_batch_gradient_equals_autodiff_on_the_completed_batch(small):
+def test_softmax_exact_batch_gradient_equals_autodiff_on_the_completed_batch(sgd_small):
     """Completing the drawn coordinates with an explicit orthogonal part gives a real batch; jax.grad
     of its softmax batch loss is the span part plus sum c * w."""
-    task, ks, vs, K, V = small
+    task, ks, vs, K, V = sgd_small
     B, L, d, lam = 6, task.L, task.d, 2.2
     z = jax.random.normal(jax.random.key(9), (S.exact_sampler_draws(B, L, 1, 1, d),))
     Q, a, y, _, sigma = S._exact_batch(K, V, ks[None], vs[None], z, B, L, task.gamma, task.eps)
@@ -114,33 +102,23 @@ def test_softmax_exact_batch_gradient_equals_autodiff_on_the_completed_batch(sma
         np.testing.assert_allclose(g, expected, atol=1e-11, rtol=1e-10)
 
 
-def _moment_z_scores(x, y):
-    """z-scores of the differences of means and of second moments of two samples (columns)."""
-    m = x.shape[1]
-    pairs = [(i, j) for i in range(m) for j in range(i, m)]
-    fx = [x[:, i] for i in range(m)] + [x[:, i] * x[:, j] for i, j in pairs]
-    fy = [y[:, i] for i in range(m)] + [y[:, i] * y[:, j] for i, j in pairs]
-    return np.asarray([(a.mean() - b.mean()) / math.sqrt(a.var() / a.size + b.var() / b.size)
-                       for a, b in zip(fx, fy)])
-
-
-def test_softmax_exact_sampler_has_the_law_of_the_plain_sampler(small):
+def test_softmax_exact_sampler_has_the_law_of_the_plain_sampler(sgd_small):
     """Means and all second moments of the gradient's projections on k*, v*, k, v and a direction
     orthogonal to all of them, exact vs plain sampler, 20 000 independent draws each:
     2 vectors x 5 directions = 10 coordinates, 65 statistics, |z| < 4.5 (probability of a false
     alarm under equal laws about 4e-4)."""
-    task, ks, vs, K, V = small
+    task, ks, vs, K, V = sgd_small
     n, B, lam = 20_000, 3, 2.0
     u = jax.random.normal(jax.random.key(11), (task.d,))
     Q = S._orthonormal_span(jnp.concatenate([K, V, ks[None], vs[None]]))
-    U = jnp.stack([ks, vs, K[0], V[0], _unit(u - Q @ (Q.T @ u))])
+    U = jnp.stack([ks, vs, K[0], V[0], unit(u - Q @ (Q.T @ u))])
     proj = {}
     for sampler, seed in (("exact", 12), ("plain", 13)):
         keys = jax.random.split(jax.random.key(seed), n)
         f = jax.jit(jax.vmap(lambda k, s=sampler: jnp.concatenate(S.sample_gradient(
             K, V, ks, vs, task, lam=lam, key=k, batch_size=B, sampler=s, attention="softmax"), axis=0)))
         proj[sampler] = np.einsum("nhd,ud->nhu", np.asarray(f(keys)), np.asarray(U)).reshape(n, -1)
-    z = _moment_z_scores(proj["exact"], proj["plain"])
+    z = moment_z_scores(proj["exact"], proj["plain"])
     assert z.size == 10 + 55
     assert np.max(np.abs(z)) < 4.5, np.round(z, 2)
     assert np.std(z) > 0.3  # independent samples: the statistics are not trivially equal
@@ -153,8 +131,8 @@ def test_softmax_exact_sampler_has_the_law_of_the_plain_sampler(small):
 
 
 @pytest.mark.parametrize("call", ["sgd", "batch_loss", "batch_gradient", "sample_gradient"])
-def test_unknown_attention_is_rejected_by_name(small, batch, call):
-    task, ks, vs, K, V = small
+def test_unknown_attention_is_rejected_by_name(sgd_small, batch, call):
+    task, ks, vs, K, V = sgd_small
     X, y = batch
     with pytest.raises(ValueError, match="attention must be one of"):
         if call == "sgd":
