@@ -222,6 +222,27 @@ def test_learning_curves_figure_small():
     assert len(fig.axes) == 4
 
 
+def test_learning_curves_high_d_figure_small():
+    """The L-BFGS figure on tiny sizes: shapes, the long table, the plot; the curve's samples and starts are
+    the PGD curve's (curve_setup): L-BFGS's train risk is below the start's on every sample."""
+    from slrlib.book.figures.samples import (compute_learning_curves_high_d, curve_setup,
+                                             learning_curves_high_d_table)
+
+    assert "learning_curves_high_d" in figures.names()
+    data = compute_learning_curves_high_d(ds=(6, 8), L=3, ratios=(2.0, 4.0), n_samples=3, n_iter=30)
+    tab = learning_curves_high_d_table(data)
+    assert len({len(v) for v in tab.values()}) == 1 and len(tab["d"]) == 2 * 5 * 2
+    c = data.erm[1]
+    assert c.d == 8 and c.kappa.shape == (2, 3) and np.all(c.kappa >= 0)
+    task, ks, vs, keys, k0, v0 = curve_setup(8, 3, 3)
+    for s in range(3):
+        X, y, _ = sample_kernel(keys[s], 32, task.L, task.d, ks, vs, task.gamma, task.eps, jnp.log(task.pi))
+        assert c.train_risk[1, s] < float(batch_loss(k0[s, 0], v0[s, 0], X, y, data.lam))
+    assert np.all(c.grad_ratio < 1.0)
+    fig = figures.get("learning_curves_high_d").plot(data)
+    assert len(fig.axes) == 3
+
+
 # ----------------------------------------------------------------------------- validation
 def test_input_validation(small):
     task, ks, vs, s, k, v = small
@@ -264,3 +285,119 @@ def test_input_validation(small):
         C.samples_needed([2.0, 1.0], np.ones((2, 3)), np.ones((2, 3)))
     with pytest.raises(ValueError, match="n_steps"):
         C.erm_pgd_reference(k, v, s.X, s.y, lam=0.5, alpha=0.1, n_steps=0)
+
+
+# ----------------------------------------------------------------------------- ERM by L-BFGS
+def test_tangent_hessian_against_finite_differences_of_the_gradient(small):
+    """H v = d/dt grad(retraction(x + t v)) at t = 0, projected on the tangent space, at a stationary point
+    (reached by L-BFGS): central differences of the hand-written gradient (empirical_gradient), an independent
+    path from jax.hessian; error O(h^2) ~ 1e-8 relative."""
+    task, ks, vs, s, k, v = small
+    lam, h = 0.7, 1e-4
+    res = C.erm_lbfgs(task, ks, vs, jax.random.split(jax.random.key(1), 1), k[None, None], v[None, None],
+                      ns=(40,), lam=lam, alpha0=0.1, n_iter=200)
+    X, y, _ = sample_kernel(jax.random.split(jax.random.key(1), 1)[0], 40, task.L, task.d, ks, vs, task.gamma,
+                            task.eps, jnp.log(task.pi))
+    k, v = res.k[0, 0, 0], res.v[0, 0, 0]
+    H, B = C.tangent_hessian(k, v, X, y, lam)
+    d = task.d
+    assert np.allclose(B.T @ B, np.eye(2 * d - 2), atol=1e-12) and np.allclose(B[:d].T @ k, 0, atol=1e-12)
+    for j in (0, d - 2, d - 1, 2 * d - 3):
+        t = B[:, j]
+
+        def grad_at(e):
+            a, b = k + e * t[:d], v + e * t[d:]
+            _, gk, gv = C.empirical_gradient(a / np.linalg.norm(a), b / np.linalg.norm(b), X, y, lam)
+            return np.r_[np.asarray(gk), np.asarray(gv)]
+
+        fd = B.T @ (grad_at(h) - grad_at(-h)) / (2 * h)
+        np.testing.assert_allclose(H[:, j], fd, rtol=0, atol=1e-6 * np.abs(H).max())
+
+
+def _tangent_hessian(k, v, X, y, lam):
+    return C.tangent_hessian(k, v, X, y, lam)[0]
+
+
+@pytest.fixture(scope="module")
+def lbfgs_run():
+    task = SLRTask(d=6, L=3, eps=0.1)
+    ks, vs = task.oracle_directions(jax.random.key(11))
+    S, ns, lam = 3, (30, 200), 0.7
+    keys = jax.random.split(jax.random.key(12), S)
+    k0, v0 = manifold_directions(jax.random.key(13), ks, vs, (S, 2))
+    res = C.erm_lbfgs(task, ks, vs, keys, k0, v0, ns=ns, lam=lam, alpha0=0.1, n_iter=150)
+    return task, ks, vs, keys, k0, v0, ns, lam, res
+
+
+def test_erm_lbfgs_ends_at_local_minima(lbfgs_run):
+    """Every run ends where the gradient of the batch loss (jax.grad, not the hand-written gradient the method
+    uses) vanishes on the tangent space and the tangent Hessian (jax.hessian) is positive definite; its
+    train risk is the batch loss there, below the start's, and its test risk Theorem 1's at those directions."""
+    task, ks, vs, keys, k0, v0, ns, lam, res = lbfgs_run
+    assert res.kappa.shape == (3, 2, 2) and res.k.shape == (3, 2, 2, task.d)
+    for s in range(3):
+        X, y, _ = sample_kernel(keys[s], max(ns), task.L, task.d, ks, vs, task.gamma, task.eps, jnp.log(task.pi))
+        for j, n in enumerate(ns):
+            for r in range(2):
+                k, v = res.k[s, j, r], res.v[s, j, r]
+                gk, gv = (np.asarray(g)[0] for g in batch_gradient(k, v, X[:n], y[:n], lam))
+                g = np.r_[gk - np.dot(k, gk) * k, gv - np.dot(v, gv) * v]
+                assert np.linalg.norm(g) <= 1e-7, (s, j, r, np.linalg.norm(g))
+                eig = np.linalg.eigvalsh(_tangent_hessian(jnp.asarray(k), jnp.asarray(v), X[:n], y[:n], lam))
+                assert eig[0] > 1e-4, eig  # a strict local minimum, far above round-off
+                loss = float(batch_loss(k, v, X[:n], y[:n], lam))
+                assert res.train_risk[s, j, r] == pytest.approx(loss, rel=1e-10)
+                assert loss < float(batch_loss(k0[s, r], v0[s, r], X[:n], y[:n], lam))
+                assert res.test_risk[s, j, r] == pytest.approx(float(population_risk(k, v, ks, vs, lam, task)),
+                                                               rel=1e-10)
+                assert res.grad_norm[s, j, r] == pytest.approx(np.linalg.norm(g), abs=1e-9)
+    assert np.all(res.evaluations >= 2) and np.all(res.evaluations <= 150 * 21 + 1)
+
+
+def test_erm_lbfgs_and_long_pgd_reach_the_same_minimum(lbfgs_run):
+    """At n = 200 sequences in d = 6 the empirical risk near the start has one minimum: PGD run long enough
+    reaches it too. Tolerance: PGD's distance to the minimum is at most |grad| / (smallest tangent Hessian
+    eigenvalue) to first order; 10 times that, plus L-BFGS's own 1e-7 gradient over the same eigenvalue."""
+    task, ks, vs, keys, k0, v0, ns, lam, res = lbfgs_run
+    pg = C.erm_pgd(task, ks, vs, keys, k0, v0, ns=ns[1:], lam=lam, alpha=0.1, n_steps=4000)
+    for s in range(3):
+        X, y, _ = sample_kernel(keys[s], ns[1], task.L, task.d, ks, vs, task.gamma, task.eps, jnp.log(task.pi))
+        for r in range(2):
+            k, v = pg.k[s, 0, r], pg.v[s, 0, r]
+            gk, gv = (np.asarray(g)[0] for g in batch_gradient(k, v, X, y, lam))
+            gnorm = np.linalg.norm(np.r_[gk - np.dot(k, gk) * k, gv - np.dot(v, gv) * v])
+            mu = np.linalg.eigvalsh(_tangent_hessian(jnp.asarray(k), jnp.asarray(v), X, y, lam))[0]
+            tol = 10 * (gnorm + 1e-7) / mu
+            assert tol < 1e-3, tol  # PGD has converged: the comparison is sharp
+            np.testing.assert_allclose(res.k[s, 1, r], k, rtol=0, atol=tol)
+            np.testing.assert_allclose(res.v[s, 1, r], v, rtol=0, atol=tol)
+
+
+def test_erm_lbfgs_sizes_are_the_nested_samples(lbfgs_run):
+    """Size n of a multi-size call is the size-n call alone (its first n sequences): the same minimum, up to the
+    methods' own stopping (gradient 1e-7 over the smallest Hessian eigenvalue, ~1e-6 here)."""
+    task, ks, vs, keys, k0, v0, ns, lam, res = lbfgs_run
+    alone = C.erm_lbfgs(task, ks, vs, keys, k0, v0, ns=ns[:1], lam=lam, alpha0=0.1, n_iter=150)
+    np.testing.assert_allclose(alone.k[:, 0], res.k[:, 0], rtol=0, atol=1e-5)
+    np.testing.assert_allclose(alone.v[:, 0], res.v[:, 0], rtol=0, atol=1e-5)
+
+
+def test_erm_lbfgs_input_validation(small):
+    task, ks, vs, s, k, v = small
+    keys = jax.random.split(jax.random.key(0), 2)
+    k0, v0 = uniform_directions(jax.random.key(1), task.d, (2, 1))
+    ok = dict(ns=(5,), lam=0.5, alpha0=0.1, n_iter=4)
+    with pytest.raises(ValueError, match="alpha0"):
+        C.erm_lbfgs(task, ks, vs, keys, k0, v0, **{**ok, "alpha0": 0.0})
+    with pytest.raises(ValueError, match="n_iter"):
+        C.erm_lbfgs(task, ks, vs, keys, k0, v0, **{**ok, "n_iter": 0})
+    with pytest.raises(ValueError, match="memory"):
+        C.erm_lbfgs(task, ks, vs, keys, k0, v0, **ok, memory=0)
+    with pytest.raises(ValueError, match="ns"):
+        C.erm_lbfgs(task, ks, vs, keys, k0, v0, **{**ok, "ns": (0,)})
+    with pytest.raises(ValueError, match="keys"):
+        C.erm_lbfgs(task, ks, vs, np.zeros(3), k0, v0, **ok)
+    with pytest.raises(ValueError, match="k0"):
+        C.erm_lbfgs(task, ks, vs, keys, 2 * k0, v0, **ok)
+    with pytest.raises(ValueError, match="lam"):
+        C.erm_lbfgs(task, ks, vs, keys, k0, v0, **{**ok, "lam": 0.0})

@@ -21,6 +21,8 @@ and the iteration of (10) is run on it with every sample used at every step (ful
   processed one after another (``jax.lax.map``, memory of one sample at a time) and the runs of a
   sample advance together (``jax.vmap`` in effect: a matrix product over the runs) in a
   ``jax.lax.fori_loop``; logs the overlaps, the train risk and the exact test risk;
+* :func:`erm_lbfgs` — the same minimisation by Riemannian L-BFGS, whose number of gradient evaluations depends
+  little on :math:`d` (PGD's grows like :math:`d`);
 * :func:`erm_pgd_reference` — one run written literally (a Python loop, the gradient by ``jax.grad``
   of :func:`slrlib.training.sgd.batch_loss`), the reference that :func:`erm_pgd` is tested against;
 * :func:`ridge_fit`, :func:`linear_learning_curve`, :func:`ridge_population_weights` — least squares
@@ -53,7 +55,7 @@ from slrlib.validation import (
 from slrlib.core.gaussian import erf_prime
 from slrlib.core.risk import risk_kernel
 from slrlib.core.task import SLRTask, check_directions, check_task, sample_kernel
-from slrlib.training.sgd import batch_gradient
+from slrlib.training.sgd import batch_gradient, batch_loss
 from slrlib.book.ch05_linear import linear_risk_of_weights
 
 __all__ = [
@@ -61,6 +63,9 @@ __all__ = [
     "empirical_gradient",
     "erm_pgd",
     "erm_pgd_reference",
+    "LBFGSResult",
+    "erm_lbfgs",
+    "tangent_hessian",
     "sign_fixed_overlaps",
     "ridge_fit",
     "ridge_population_weights",
@@ -200,6 +205,38 @@ class ERMResult(NamedTuple):
     v: np.ndarray
 
 
+def _check_erm_inputs(task, k_star, v_star, keys, k0, v0, ns):
+    """Validate the arguments that :func:`erm_pgd` and :func:`erm_lbfgs` share; directions broadcast to (samples, d)."""
+    d = task.d
+    try:
+        is_keys = jnp.issubdtype(keys.dtype, jax.dtypes.prng_key) and jnp.ndim(keys) == 1
+    except AttributeError:
+        is_keys = False
+    if not is_keys:
+        raise ValueError(f"keys must be a one-dimensional array of jax.random keys (jax.random.split(key, S)), "
+                         f"got {type(keys).__name__} of shape {jnp.shape(keys)}")
+    S = keys.shape[0]
+    k0 = task.check_parameter_vector(k0, "k0")
+    v0 = task.check_parameter_vector(v0, "v0")
+    for x, name in ((k0, "k0"), (v0, "v0")):
+        if jnp.ndim(x) != 3 or x.shape[0] != S:
+            raise ValueError(f"{name} must have shape (samples, runs, d) = ({S}, runs, {d}), got shape {jnp.shape(x)}")
+    if k0.shape != v0.shape:
+        raise ValueError(f"k0 and v0 must have the same shape, got {k0.shape} and {v0.shape}")
+    k_star, v_star = check_directions(k_star, v_star, d, batched=True)
+    if k_star.ndim == 1:
+        k_star, v_star = jnp.broadcast_to(k_star, (S, d)), jnp.broadcast_to(v_star, (S, d))
+    elif k_star.shape != (S, d):
+        raise ValueError(f"k_star and v_star must have shape (d,) or (samples, d) = ({S}, {d}), got {k_star.shape}")
+    try:
+        ns = [check_positive_int(n, "ns entry") for n in ns]
+    except TypeError:
+        raise ValueError(f"ns must be a sequence of sample sizes >= 1, got {ns!r}") from None
+    if not ns:
+        raise ValueError("ns must hold at least one sample size, got an empty sequence")
+    return keys, k_star, v_star, k0, v0, ns
+
+
 @partial(jax.jit, static_argnames=("ns", "L", "d", "n_log", "log_every", "batch_size"))
 def _erm_kernel(keys, k_star, v_star, K0, V0, lam, alpha, gamma, eps, log_pi, *, ns, L, d, n_log, log_every,
                 batch_size):
@@ -310,32 +347,7 @@ def erm_pgd(task: SLRTask, k_star: ArrayLike, v_star: ArrayLike, keys: ArrayLike
     """
     task = check_task(task)
     d = task.d
-    try:
-        is_keys = jnp.issubdtype(keys.dtype, jax.dtypes.prng_key) and jnp.ndim(keys) == 1
-    except AttributeError:
-        is_keys = False
-    if not is_keys:
-        raise ValueError(f"keys must be a one-dimensional array of jax.random keys (jax.random.split(key, S)), "
-                         f"got {type(keys).__name__} of shape {jnp.shape(keys)}")
-    S = keys.shape[0]
-    k0 = task.check_parameter_vector(k0, "k0")
-    v0 = task.check_parameter_vector(v0, "v0")
-    for x, name in ((k0, "k0"), (v0, "v0")):
-        if jnp.ndim(x) != 3 or x.shape[0] != S:
-            raise ValueError(f"{name} must have shape (samples, runs, d) = ({S}, runs, {d}), got shape {jnp.shape(x)}")
-    if k0.shape != v0.shape:
-        raise ValueError(f"k0 and v0 must have the same shape, got {k0.shape} and {v0.shape}")
-    k_star, v_star = check_directions(k_star, v_star, d, batched=True)
-    if k_star.ndim == 1:
-        k_star, v_star = jnp.broadcast_to(k_star, (S, d)), jnp.broadcast_to(v_star, (S, d))
-    elif k_star.shape != (S, d):
-        raise ValueError(f"k_star and v_star must have shape (d,) or (samples, d) = ({S}, {d}), got {k_star.shape}")
-    try:
-        ns = [check_positive_int(n, "ns entry") for n in ns]
-    except TypeError:
-        raise ValueError(f"ns must be a sequence of sample sizes >= 1, got {ns!r}") from None
-    if not ns:
-        raise ValueError("ns must hold at least one sample size, got an empty sequence")
+    keys, k_star, v_star, k0, v0, ns = _check_erm_inputs(task, k_star, v_star, keys, k0, v0, ns)
     lam = check_real_scalar(lam, "lam", minimum=0.0, strict=True)
     alpha = check_real_scalar(alpha, "alpha", minimum=0.0, strict=True)
     n_steps = check_positive_int(n_steps, "n_steps")
@@ -401,6 +413,268 @@ def erm_pgd_reference(k0: ArrayLike, v0: ArrayLike, X: ArrayLike, y: ArrayLike, 
         v_new = v - alpha * (gv - np.dot(v, gv) * v)
         k, v = k_new / np.linalg.norm(k_new), v_new / np.linalg.norm(v_new)
     return k, v
+
+
+# ------------------------------------------------------------------------------ ERM by L-BFGS
+class LBFGSResult(NamedTuple):
+    r"""Final iterates of :func:`erm_lbfgs`: ``ns`` the sample sizes; the overlaps ``kappa, nu, theta, eta, rho``,
+    the empirical risk ``train_risk``, the exact ``test_risk`` (Theorem 1), the norm of the Riemannian gradient
+    at the end ``grad_norm`` and at the start ``start_grad_norm``, and the number of gradient evaluations
+    ``evaluations``, shape (samples, len(ns), runs); the final
+    ``k``, ``v`` (samples, len(ns), runs, d)."""
+
+    ns: np.ndarray
+    kappa: np.ndarray
+    nu: np.ndarray
+    theta: np.ndarray
+    eta: np.ndarray
+    rho: np.ndarray
+    train_risk: np.ndarray
+    test_risk: np.ndarray
+    grad_norm: np.ndarray
+    start_grad_norm: np.ndarray
+    evaluations: np.ndarray
+    k: np.ndarray
+    v: np.ndarray
+
+
+def _lbfgs_run(k, v, X, y, w, lam, alpha0, *, n_iter, memory, max_step=0.1, gtol=1e-10, max_halvings=20):
+    r"""One run of Riemannian L-BFGS on :math:`\mathbb S^{d-1}\times\mathbb S^{d-1}` (no validation).
+
+    The risk is :math:`\sum_i w_i r_i^2` (``w`` (n,): the weights of the sequences). The point is
+    :math:`x = (k, v)`; the direction is the two-loop recursion on the last ``memory`` pairs
+    :math:`(s_j, y_j)` (steps and gradient changes, carried to the current tangent space by the projection), with
+    initial scaling ``alpha0`` (a PGD step) and then :math:`s^\top y / y^\top y`, cut to length at most
+    ``max_step``; the retraction normalises each block; the step is halved until Armijo's condition holds. A run
+    stops (and costs nothing more) once its gradient norm is at most ``gtol`` or its line search fails (round-off
+    near a minimum).
+    """
+    d = k.shape[-1]
+
+    def value_grad(x):
+        kk, vv = x[:d], x[d:]
+        loss, gk, gv = _loss_and_grads(kk[None], vv[None], X, y, lam, w[:, None])
+        gk, gv = gk[0], gv[0]
+        return loss[0], jnp.concatenate([gk - jnp.dot(kk, gk) * kk, gv - jnp.dot(vv, gv) * vv])
+
+    def tangent(x, z):
+        kk, vv = x[:d], x[d:]
+        return jnp.concatenate([z[:d] - jnp.dot(kk, z[:d]) * kk, z[d:] - jnp.dot(vv, z[d:]) * vv])
+
+    def retract(x, z):
+        a, b = x[:d] + z[:d], x[d:] + z[d:]
+        return jnp.concatenate([a / jnp.linalg.norm(a), b / jnp.linalg.norm(b)])
+
+    x = jnp.concatenate([k, v])
+    f, g = value_grad(x)
+    g0 = jnp.linalg.norm(g)
+    S = jnp.zeros((memory, 2 * d), x.dtype)
+    Yg = jnp.zeros((memory, 2 * d), x.dtype)
+    inv_sy = jnp.zeros(memory, x.dtype)
+
+    def iteration(_, state):
+        x, f, g, S, Yg, inv_sy, scale, count, evals, stalled = state
+        # two-loop recursion; slot (count - 1 - j) % memory is the j-th newest pair, empty slots have inv_sy = 0
+        def newest_first(j, c):
+            q, a = c
+            i = (count - 1 - j) % memory
+            ai = inv_sy[i] * jnp.dot(S[i], q)
+            return q - ai * Yg[i], a.at[i].set(ai)
+
+        q, a = jax.lax.fori_loop(0, memory, newest_first, (g, jnp.zeros(memory, x.dtype)))
+
+        def oldest_first(j, r):
+            i = (count - memory + j) % memory
+            return r + S[i] * (a[i] - inv_sy[i] * jnp.dot(Yg[i], r))
+
+        p = -tangent(x, jax.lax.fori_loop(0, memory, oldest_first, scale * q))
+        slope = jnp.dot(p, g)
+        p = jnp.where(slope < 0, p, -scale * g)  # not a descent direction: fall back on the scaled gradient
+        p = p * jnp.minimum(1.0, max_step / jnp.linalg.norm(p))  # a trust radius: the path stays near the flow
+        slope = jnp.dot(p, g)
+
+        def too_long(c):
+            t, fn, _, _, h = c
+            return (fn > f + 1e-4 * t * slope) & (h < max_halvings) & ~stalled
+
+        def halve(c):
+            t, _, _, _, h = c
+            t = 0.5 * t
+            xn = retract(x, t * p)
+            fn, gn = value_grad(xn)
+            return t, fn, xn, gn, h + 1
+
+        xn = retract(x, p)
+        fn, gn = value_grad(xn)
+        t, fn, xn, gn, h = jax.lax.while_loop(too_long, halve, (1.0, fn, xn, gn, 0))
+        ok = (fn <= f + 1e-4 * t * slope) & ~stalled & (slope < 0)
+        s = tangent(xn, xn - x)
+        yv = gn - tangent(xn, g)
+        sy = jnp.dot(s, yv)
+        keep = ok & (sy > 1e-12 * jnp.dot(s, s))
+        slot = count % memory
+        S = jnp.where(keep, S.at[slot].set(s), S)
+        Yg = jnp.where(keep, Yg.at[slot].set(yv), Yg)
+        inv_sy = jnp.where(keep, inv_sy.at[slot].set(1.0 / jnp.where(keep, sy, 1.0)), inv_sy)
+        scale = jnp.where(keep, sy / jnp.dot(yv, yv), scale)
+        count = count + keep.astype(count.dtype)
+        x, f, g = jnp.where(ok, xn, x), jnp.where(ok, fn, f), jnp.where(ok, gn, g)
+        S = jax.vmap(lambda z: tangent(x, z))(S)  # carry the pairs to the tangent space at x
+        Yg = jax.vmap(lambda z: tangent(x, z))(Yg)
+        evals = evals + jnp.where(stalled, 0, h + 1)
+        return x, f, g, S, Yg, inv_sy, scale, count, evals, stalled | ~ok | (jnp.linalg.norm(g) <= gtol)
+
+    state = (x, f, g, S, Yg, inv_sy, jnp.asarray(alpha0, x.dtype), jnp.asarray(0), jnp.asarray(1), jnp.asarray(False))
+    x, f, g, *_, evals, _ = jax.lax.fori_loop(0, n_iter, iteration, state)
+    return x[:d], x[d:], f, jnp.linalg.norm(g), g0, evals
+
+
+@partial(jax.jit, static_argnames=("ns", "L", "d", "n_iter", "memory"))
+def _lbfgs_kernel(keys, k_star, v_star, K0, V0, lam, alpha0, gamma, eps, log_pi, *, ns, L, d, n_iter, memory):
+    def one_sample(args):
+        key, ks, vs, K, V = args
+        X, y, _ = sample_kernel(key, max(ns), L, d, ks, vs, gamma, eps, log_pi)
+        # nested samples: size n gives weight 1/n to the first n sequences. All sizes and runs share the sample,
+        # so each pass over the tokens is one matrix product with a column per size and run.
+        W = jnp.stack([jnp.where(jnp.arange(max(ns)) < n, 1.0 / n, 0.0) for n in ns])  # (m, n_max)
+        run = partial(_lbfgs_run, X=X, y=y, lam=lam, alpha0=alpha0, n_iter=n_iter, memory=memory)
+        runs = jax.vmap(lambda k, v, w: run(k, v, w=w), in_axes=(0, 0, None))  # over runs
+        k, v, f, gnorm, g0, evals = jax.vmap(runs, in_axes=(None, None, 0))(K, V, W)  # over sizes: (m, R, ...)
+        ovl = jnp.stack([k @ ks, v @ vs, v @ ks, k @ vs, jnp.sum(k * v, axis=-1)])  # (5, m, R)
+        return ovl, f, gnorm, g0, evals, k, v
+
+    ovl, f, gnorm, g0, evals, K, V = jax.lax.map(one_sample, (keys, k_star, v_star, K0, V0))
+    test = risk_kernel(*(ovl[:, i] for i in range(5)), lam, d, L, gamma, eps)
+    return ovl, f, test, gnorm, g0, evals, K, V
+
+
+def erm_lbfgs(task: SLRTask, k_star: ArrayLike, v_star: ArrayLike, keys: ArrayLike, k0: ArrayLike, v0: ArrayLike, *,
+              ns: Sequence[int], lam: float, alpha0: float, n_iter: int = 100, memory: int = 10) -> LBFGSResult:
+    r"""Riemannian L-BFGS on the empirical risk of erf attention (3), many samples, sizes and runs at once.
+
+    The same problem as :func:`erm_pgd` — minimise :math:`\widehat{\mathcal R}_n(k, v)` over
+    :math:`\mathbb S^{d-1}\times\mathbb S^{d-1}` from the given starts, on samples drawn from ``keys`` inside the
+    compiled program, nested over ``ns`` — by a quasi-Newton method instead of the fixed-step iteration (10).
+    PGD's step must stay below :math:`2/h_{\max}`, with :math:`h_{\max}` the largest curvature of
+    :math:`\widehat{\mathcal R}_n`, which grows like :math:`d` (the direction :math:`v \parallel k^\star`, where the
+    relevant token carries :math:`\sqrt{d/2}\,k^\star`), while the smallest curvatures stay of order
+    :math:`10^{-2}` to :math:`10^{-1}`; so PGD needs a number of steps that grows like :math:`d`. L-BFGS rescales
+    the stiff direction from the gradients it has seen, and converges in a number of gradient evaluations that
+    depends little on :math:`d`.
+
+    Each iteration: the two-loop recursion on the last ``memory`` pairs of steps and gradient changes (carried to
+    the current tangent space by the orthogonal projection), with initial scaling ``alpha0`` — the first
+    step is a PGD step of size ``alpha0`` — then :math:`s^\top y/y^\top y`; a step at most 0.1 long (a trust
+    radius, so that the path stays near the gradient flow that PGD follows); the retraction
+    :math:`(k, v) \mapsto (k/\|k\|, v/\|v\|)`; backtracking (halving) until Armijo's condition
+    :math:`\widehat{\mathcal R}_n(x_{t+1}) \le \widehat{\mathcal R}_n(x_t) + 10^{-4}\,\langle\operatorname{grad},
+    x_{t+1} - x_t\rangle` holds. A run whose line search fails (round-off at a minimum) stays where it is. The
+    empirical risk never increases.
+
+    The method and PGD are two ways to a stationary point of the same function; started at the same point they
+    can still end at different ones, since the empirical risk has several.
+
+    Parameters
+    ----------
+    task : SLRTask
+        The task.
+    k_star, v_star : array_like, shape (d,) or (samples, d)
+        The task's directions.
+    keys : array_like of jax.random keys, shape (samples,)
+        One key per sample; the same keys give :func:`erm_pgd` the same samples.
+    k0, v0 : array_like, shape (samples, runs, d)
+        Unit initial vectors.
+    ns : sequence of int
+        Sample sizes, each ``>= 1``.
+    lam : float
+        Inverse temperature :math:`\lambda > 0`.
+    alpha0 : float
+        Length of the first step (as PGD's :math:`\alpha`), ``> 0``.
+    n_iter : int
+        Iterations, ``>= 1``.
+    memory : int
+        Pairs kept, ``>= 1``.
+
+    Returns
+    -------
+    LBFGSResult
+        Final overlaps, train and exact test risks, gradient norms and evaluation counts, shape
+        (samples, len(ns), runs), and the final iterates.
+
+    Raises
+    ------
+    ValueError
+        When an argument is invalid (as :func:`erm_pgd`; ``alpha0`` not ``> 0``, ``n_iter`` or ``memory`` not
+        positive integers).
+    FloatingPointError
+        When the result is not finite.
+    """
+    task = check_task(task)
+    d = task.d
+    keys, k_star, v_star, k0, v0, ns = _check_erm_inputs(task, k_star, v_star, keys, k0, v0, ns)
+    lam = check_real_scalar(lam, "lam", minimum=0.0, strict=True)
+    alpha0 = check_real_scalar(alpha0, "alpha0", minimum=0.0, strict=True)
+    n_iter = check_positive_int(n_iter, "n_iter")
+    memory = check_positive_int(memory, "memory")
+    ovl, f, test, gnorm, g0, evals, K, V = _lbfgs_kernel(
+        keys, k_star, v_star, k0, v0, lam, alpha0, task.gamma, task.eps, jnp.log(task.pi),
+        ns=tuple(ns), L=task.L, d=d, n_iter=n_iter, memory=memory,
+    )
+    ovl, test = np.asarray(ovl), np.asarray(test)
+    if not np.all(np.isfinite(test)):
+        raise FloatingPointError("ERM by L-BFGS produced non-finite values")
+    return LBFGSResult(np.asarray(ns), *(ovl[:, i] for i in range(5)), np.asarray(f), test, np.asarray(gnorm),
+                       np.asarray(g0), np.asarray(evals), np.asarray(K), np.asarray(V))
+
+
+def tangent_hessian(k: ArrayLike, v: ArrayLike, X: ArrayLike, y: ArrayLike, lam: float) -> tuple[np.ndarray, np.ndarray]:
+    r"""The Hessian of the empirical risk on the tangent space of :math:`\mathbb S^{d-1}\times\mathbb S^{d-1}` at a stationary point.
+
+    :math:`f(a, b) = \widehat{\mathcal R}_n(a/\|a\|, b/\|b\|)` is invariant under scaling, so at a stationary point
+    :math:`(k, v)` its Euclidean Hessian restricted to tangent vectors is the Riemannian Hessian:
+    :math:`H = B^\top\nabla^2 f(k, v)\,B`, with :math:`B` (2d, 2d − 2) an orthonormal basis of
+    :math:`k^\perp \times v^\perp` (``jax.hessian`` of :func:`slrlib.training.sgd.batch_loss`). Its eigenvalues are
+    the curvatures that limit PGD's step (:math:`\alpha < 2/h_{\max}`) and set its slowest rate.
+
+    Parameters
+    ----------
+    k, v : array_like, shape (d,)
+        Unit vectors (a stationary point, for :math:`H` to be the Riemannian Hessian).
+    X : array_like, shape (n, L, d)
+        Tokens of the sample.
+    y : array_like, shape (n,)
+        Outputs of the sample.
+    lam : float
+        Inverse temperature :math:`\lambda \ge 0`.
+
+    Returns
+    -------
+    H : numpy.ndarray, shape (2d − 2, 2d − 2)
+        The tangent Hessian, symmetric.
+    B : numpy.ndarray, shape (2d, 2d − 2)
+        The basis: column :math:`j` is a tangent vector :math:`(a_j, b_j)`; the first :math:`d - 1` move :math:`k`,
+        the others :math:`v`.
+
+    Raises
+    ------
+    ValueError
+        As :func:`empirical_gradient`.
+    """
+    X, y = _check_tokens(X, y)
+    d = X.shape[-1]
+    k = _check_unit(k, "k", d)
+    v = _check_unit(v, "v", d)
+    lam = check_real_scalar(lam, "lam", minimum=0.0)
+    def f(x):
+        return batch_loss(x[:d] / jnp.linalg.norm(x[:d]), x[d:] / jnp.linalg.norm(x[d:]), X, y, lam)
+
+    hess = np.asarray(jax.hessian(f)(jnp.concatenate([k, v])))
+    basis_k = np.linalg.qr(np.c_[np.asarray(k), np.eye(d)])[0][:, 1:d]
+    basis_v = np.linalg.qr(np.c_[np.asarray(v), np.eye(d)])[0][:, 1:d]
+    B = np.zeros((2 * d, 2 * d - 2))
+    B[:d, : d - 1], B[d:, d - 1:] = basis_k, basis_v
+    H = B.T @ hess @ B
+    return 0.5 * (H + H.T), B
 
 
 def sign_fixed_overlaps(kappa: ArrayLike, nu: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
