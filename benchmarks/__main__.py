@@ -36,9 +36,11 @@ sequence for the softmax risk: reduced Monte Carlo (:func:`slrlib.book.ch14_soft
 
 Then chapter 15's figure ``learning_curves`` (empirical risk minimisation by full-batch PGD for several d, L and
 n/d, 20 samples per point, with least squares and ridge beside it), once cold and ``--samples-repeats`` times warm,
-against its goal of 60 s.
+against its goal of 60 s; and its figure ``learning_curves_high_d`` (the same minimisation by Riemannian L-BFGS,
+d up to 400), the same way.
 
-``--only`` runs a subset: ``pgd``, ``fig5``, ``fig8``, ``fig10``, ``encoding``, ``softmax``, ``samples`` (comma-separated);
+``--only`` runs a subset: ``pgd``, ``fig5``, ``fig8``, ``fig10``, ``encoding``, ``softmax``, ``samples``,
+``samples_high_d`` (comma-separated);
 the other entries of an existing ``bench.json`` are kept.
 
 Writes ``_build/bench.json``::
@@ -88,7 +90,7 @@ def main(argv=None) -> int:
                         help="steps of the stock-Threefry baseline of Figures 8 and 10")
     parser.add_argument("--softmax-repeats", type=int, default=1, help="warm repetitions of beyond_softmax")
     parser.add_argument("--samples-repeats", type=int, default=1, help="warm repetitions of learning_curves")
-    parser.add_argument("--only", default="pgd,fig5,fig8,fig10,encoding,softmax,samples", help="comma-separated subset")
+    parser.add_argument("--only", default="pgd,fig5,fig8,fig10,encoding,softmax,samples,samples_high_d", help="comma-separated subset")
     parser.add_argument("--out", default="_build/bench.json")
     args = parser.parse_args(argv)
     only = set(args.only.split(","))
@@ -118,6 +120,8 @@ def main(argv=None) -> int:
         results["beyond_softmax"] = _bench_softmax(args)
     if "samples" in only:
         results["learning_curves"] = _bench_samples(args)
+    if "samples_high_d" in only:
+        results["learning_curves_high_d"] = _bench_samples_high_d(args)
     results["machine"] = {"cpu": _cpu_name(), "cores": os.cpu_count(), "jax": jax.__version__}
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2) + "\n")
@@ -125,7 +129,7 @@ def main(argv=None) -> int:
     return 0
 
 
-PARTS = ("pgd", "fig5", "fig8", "fig10", "encoding", "softmax", "samples")
+PARTS = ("pgd", "fig5", "fig8", "fig10", "encoding", "softmax", "samples", "samples_high_d")
 
 
 def _cpu_name() -> str:
@@ -414,6 +418,22 @@ def _bench_samples(args) -> dict:
           f"{'met' if seconds <= GOAL_SAMPLES_SECONDS else 'NOT met'}")
     return {"seconds": seconds, "cold_seconds": cold, "warm_seconds": warm, "goal_seconds": GOAL_SAMPLES_SECONDS,
             "ds": list(DS), "Ls": list(LS), "n_samples": N_SAMPLES, "n_steps": N_STEPS}
+
+
+def _bench_samples_high_d(args) -> dict:
+    from slrlib.book.figures.samples import HIGH_DS, HIGH_L, HIGH_RATIOS, N_ITER, N_SAMPLES, \
+        compute_learning_curves_high_d
+
+    print()
+    print(f"Chapter 15, figure learning_curves_high_d (ERM by Riemannian L-BFGS: d in {HIGH_DS}, L = {HIGH_L}, "
+          f"n/d in {HIGH_RATIOS}, {N_SAMPLES} samples per point, {N_ITER} iterations)")
+    cold = _time(compute_learning_curves_high_d)
+    warm = [_time(compute_learning_curves_high_d) for _ in range(args.samples_repeats)]
+    seconds = statistics.median(warm)
+    print(f"cold {cold:.1f} s, warm {seconds:.1f} s; goal <= {GOAL_SAMPLES_SECONDS:g} s warm: "
+          f"{'met' if seconds <= GOAL_SAMPLES_SECONDS else 'NOT met'}")
+    return {"seconds": seconds, "cold_seconds": cold, "warm_seconds": warm, "goal_seconds": GOAL_SAMPLES_SECONDS,
+            "ds": list(HIGH_DS), "L": HIGH_L, "ratios": list(HIGH_RATIOS), "n_samples": N_SAMPLES, "n_iter": N_ITER}
 
 
 if __name__ == "__main__":

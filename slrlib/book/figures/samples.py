@@ -1,4 +1,4 @@
-r"""Figure of chapter 15 (learning from :math:`n` samples): ``learning_curves``.
+r"""Figures of chapter 15 (learning from :math:`n` samples): ``learning_curves`` and ``learning_curves_high_d``.
 
 Empirical risk minimisation by full-batch PGD (Definition 1, eq. 10, on the empirical risk,
 :func:`slrlib.book.ch15_samples.erm_pgd`) for erf attention (3), initialised on the invariant manifold
@@ -16,6 +16,12 @@ full-batch step costs :math:`O(nLd)`, the step size must shrink like :math:`1/d`
 in :math:`\theta = \langle v, k^\star\rangle` is :math:`\approx q^2 = d/2`), and the samples needed grow
 like :math:`d`, so a learning curve costs about :math:`d^3` times as much. The defaults (:data:`DS`,
 :data:`LS`, :data:`RATIOS`) keep the figure under a minute.
+
+**The paper's dimension.** ``learning_curves_high_d`` minimises the same empirical risk by Riemannian
+L-BFGS (:func:`slrlib.book.ch15_samples.erm_lbfgs`), whose number of gradient evaluations depends little on
+:math:`d`, from the same kind of starts: :data:`HIGH_DS` up to :math:`d = 400` at :math:`L` = :data:`HIGH_L`, on the
+grid :data:`HIGH_RATIOS`, in about a minute. The cost per evaluation is one pass over the sample,
+:math:`O(n_{\max}Ld)`, so the grid stops at :math:`n/d = 8`.
 """
 
 from __future__ import annotations
@@ -30,9 +36,10 @@ from slrlib.core.risk import linear_risk, oracle_risk
 from slrlib.core.task import SLRTask
 from slrlib.figures import FigureSpec, register
 from slrlib.book.ch05_linear import linear_risk_of_weights
-from slrlib.book.ch15_samples import (erm_pgd, linear_learning_curve, ridge_population_weights, samples_needed,
+from slrlib.book.ch15_samples import (erm_lbfgs, erm_pgd, linear_learning_curve, ridge_population_weights,
+                                      samples_needed,
                                       sign_fixed_overlaps)
-from slrlib.book.plots.samples import plot_learning_curves
+from slrlib.book.plots.samples import plot_learning_curves, plot_learning_curves_high_d
 
 __all__ = [
     "DS",
@@ -52,6 +59,16 @@ __all__ = [
     "LearningCurves",
     "compute_learning_curves",
     "learning_curves_table",
+    "curve_setup",
+    "HIGH_DS",
+    "HIGH_L",
+    "HIGH_RATIOS",
+    "N_ITER",
+    "LBFGSCurve",
+    "HighDimCurves",
+    "lbfgs_curve",
+    "compute_learning_curves_high_d",
+    "learning_curves_high_d_table",
 ]
 
 #: Dimensions of the ERM curves.
@@ -129,6 +146,26 @@ class LearningCurves(NamedTuple):
     level: float
 
 
+def curve_setup(d: int, L: int, n_samples: int, seed: int = 0):
+    r"""The task, directions, sample keys and starts of the learning curve at ``(d, L)``: the same for
+    :func:`compute_learning_curves` (PGD) and :func:`compute_learning_curves_high_d` (L-BFGS).
+
+    From ``fold_in(fold_in(key(seed), d), L)``: the directions (:meth:`SLRTask.oracle_directions`), the starts on
+    :math:`\mathcal M` (:func:`slrlib.core.geometry.manifold_directions`, one run per sample) and one key per sample.
+
+    Returns
+    -------
+    tuple
+        ``(task, k_star, v_star, keys, k0, v0)`` with ``keys`` (n_samples,) and ``k0``, ``v0`` (n_samples, 1, d).
+    """
+    task = SLRTask(d=int(d), L=int(L))
+    k_dir, k_init, k_data = jax.random.split(jax.random.fold_in(jax.random.fold_in(jax.random.key(seed), int(d)),
+                                                                int(L)), 3)
+    ks, vs = task.oracle_directions(k_dir)
+    k0, v0 = manifold_directions(k_init, ks, vs, (n_samples, 1))
+    return task, ks, vs, jax.random.split(k_data, n_samples), k0, v0
+
+
 def compute_learning_curves(ds: Sequence[int] = DS, Ls: Sequence[int] = LS, ratios: dict | None = None,
                             linear_ratios: Sequence[float] = LINEAR_RATIOS, linear_d: int = LINEAR_D,
                             n_samples: int = N_SAMPLES, lam: float = LAM, step_scale: float = STEP_SCALE,
@@ -172,15 +209,12 @@ def compute_learning_curves(ds: Sequence[int] = DS, Ls: Sequence[int] = LS, rati
     erm = []
     for d in ds:
         for L in Ls:
-            task = SLRTask(d=int(d), L=int(L))
             grid = np.asarray(ratios.get(int(L), ratios.get(10, RATIOS[10])), dtype=float)
             ns = [max(1, int(round(r * d))) for r in grid]
-            k_dir, k_init, k_data = jax.random.split(jax.random.fold_in(jax.random.fold_in(key, int(d)), int(L)), 3)
-            ks, vs = task.oracle_directions(k_dir)
-            k0, v0 = manifold_directions(k_init, ks, vs, (n_samples, 1))
+            task, ks, vs, keys, k0, v0 = curve_setup(int(d), int(L), n_samples, seed)
             alpha = step_scale / d
-            res = erm_pgd(task, ks, vs, jax.random.split(k_data, n_samples), k0, v0, ns=ns, lam=lam, alpha=alpha,
-                          n_steps=n_steps, log_every=log_every)
+            res = erm_pgd(task, ks, vs, keys, k0, v0, ns=ns, lam=lam, alpha=alpha, n_steps=n_steps,
+                          log_every=log_every)
             kappa, nu = sign_fixed_overlaps(res.kappa[:, :, 0, -1].T, res.nu[:, :, 0, -1].T)  # (m, S)
             orc = float(oracle_risk(lam, task))
             excess = res.test_risk[:, :, 0, -1].T - orc
@@ -237,3 +271,137 @@ def learning_curves_table(data: LearningCurves) -> dict[str, np.ndarray]:
 register(FigureSpec("learning_curves", "ERM by full-batch PGD: excess test risk and overlaps against n/d; least "
                     "squares and ridge against Proposition 3", 15, compute_learning_curves, plot_learning_curves,
                     learning_curves_table))
+
+
+# ------------------------------------------------------------------------------ the paper's dimension, by L-BFGS
+#: Dimensions of ``learning_curves_high_d`` (up to the paper's d = 400).
+HIGH_DS = (32, 100, 200, 400)
+#: Sequence length of ``learning_curves_high_d``.
+HIGH_L = 5
+#: Grid of n/d of ``learning_curves_high_d``.
+HIGH_RATIOS = (1.0, 2.0, 4.0, 8.0)
+#: L-BFGS iterations per run.
+N_ITER = 100
+
+
+class LBFGSCurve(NamedTuple):
+    r"""One learning curve of ERM by L-BFGS (:func:`slrlib.book.ch15_samples.erm_lbfgs`): ``ratios`` (m,) of
+    :math:`n/d`; per point and sample (m, S): the final sign-fixed overlaps ``kappa``, ``nu``, the excess test risk
+    ``excess``, the ``train_risk``, :math:`|\theta|` and :math:`|\eta|` (``theta_abs``, ``eta_abs``: both near 1 at the
+    swapped stationary point :math:`k \approx \pm v^\star, v \approx \pm k^\star`), the final gradient norm relative to the
+    start's ``grad_ratio`` and the gradient evaluations ``evaluations``; ``oracle`` :math:`\mathcal R_\lambda(k^\star, v^\star)`, the first step ``alpha0``,
+    ``n_star`` (:math:`n^\star/d`, ``nan`` when the level is not reached)."""
+
+    d: int
+    L: int
+    ratios: np.ndarray
+    kappa: np.ndarray
+    nu: np.ndarray
+    excess: np.ndarray
+    train_risk: np.ndarray
+    theta_abs: np.ndarray
+    eta_abs: np.ndarray
+    grad_ratio: np.ndarray
+    evaluations: np.ndarray
+    oracle: float
+    alpha0: float
+    n_star: float
+
+
+class HighDimCurves(NamedTuple):
+    """The data of ``learning_curves_high_d``: the L-BFGS curves and the run parameters."""
+
+    erm: tuple
+    lam: float
+    n_samples: int
+    n_iter: int
+    level: float
+
+
+def lbfgs_curve(d: int, L: int, ratios: Sequence[float], n_samples: int = N_SAMPLES, lam: float = LAM,
+                step_scale: float = STEP_SCALE, n_iter: int = N_ITER, level: float = LEVEL, seed: int = 0) -> LBFGSCurve:
+    r"""The learning curve at ``(d, L)`` by Riemannian L-BFGS, on the samples and from the starts of
+    :func:`curve_setup` (those of the PGD curve at the same ``(d, L, n_samples, seed)``).
+
+    Parameters
+    ----------
+    d, L : int
+        Dimension and sequence length.
+    ratios : sequence of float
+        Increasing grid of :math:`n/d`.
+    n_samples : int
+        Samples per point.
+    lam : float
+        Inverse temperature.
+    step_scale : float
+        The first step is ``step_scale / d`` (PGD's step size).
+    n_iter : int
+        L-BFGS iterations.
+    level : float
+        Level of the median overlaps for :math:`n^\star`.
+    seed : int
+        Seed of :func:`curve_setup`.
+
+    Returns
+    -------
+    LBFGSCurve
+    """
+    grid = np.asarray(ratios, dtype=float)
+    ns = [max(1, int(round(r * d))) for r in grid]
+    task, ks, vs, keys, k0, v0 = curve_setup(int(d), int(L), n_samples, seed)
+    res = erm_lbfgs(task, ks, vs, keys, k0, v0, ns=ns, lam=lam, alpha0=step_scale / d, n_iter=n_iter)
+    kappa, nu = sign_fixed_overlaps(res.kappa[:, :, 0].T, res.nu[:, :, 0].T)  # (m, S)
+    orc = float(oracle_risk(lam, task))
+    return LBFGSCurve(int(d), int(L), grid, kappa, nu, res.test_risk[:, :, 0].T - orc, res.train_risk[:, :, 0].T,
+                      np.abs(res.theta[:, :, 0].T), np.abs(res.eta[:, :, 0].T), (res.grad_norm / res.start_grad_norm)[:, :, 0].T, res.evaluations[:, :, 0].T, orc,
+                      float(step_scale / d), samples_needed(grid, kappa, nu, level))
+
+
+def compute_learning_curves_high_d(ds: Sequence[int] = HIGH_DS, L: int = HIGH_L,
+                                   ratios: Sequence[float] = HIGH_RATIOS, n_samples: int = N_SAMPLES, lam: float = LAM,
+                                   step_scale: float = STEP_SCALE, n_iter: int = N_ITER, level: float = LEVEL,
+                                   seed: int = 0) -> HighDimCurves:
+    r"""The numbers of ``learning_curves_high_d``: :func:`lbfgs_curve` at each ``d`` in ``ds`` (default
+    :data:`HIGH_DS`, up to the paper's :math:`d = 400`), one ``L`` and one grid of :math:`n/d`.
+
+    Parameters
+    ----------
+    ds : sequence of int
+        Dimensions.
+    L : int
+        Sequence length.
+    ratios : sequence of float
+        Grid of :math:`n/d`.
+    n_samples, lam, step_scale, n_iter, level, seed
+        As :func:`lbfgs_curve`.
+
+    Returns
+    -------
+    HighDimCurves
+    """
+    curves = tuple(lbfgs_curve(int(d), int(L), ratios, n_samples, lam, step_scale, n_iter, level, seed) for d in ds)
+    return HighDimCurves(curves, float(lam), int(n_samples), int(n_iter), float(level))
+
+
+def learning_curves_high_d_table(data: HighDimCurves) -> dict[str, np.ndarray]:
+    """Long format: one row per (quantity, d, L, n/d) with the median and the quartiles over samples;
+    ``quantity`` is ``excess``, ``kappa``, ``nu``, ``train`` or ``grad_ratio``."""
+    cols: dict[str, list] = {k: [] for k in ("quantity", "d", "L", "ratio", "median", "q25", "q75")}
+    for c in data.erm:
+        for qty, x in (("excess", c.excess), ("kappa", c.kappa), ("nu", c.nu), ("train", c.train_risk),
+                       ("grad_ratio", c.grad_ratio)):
+            q25, med, q75 = np.quantile(np.asarray(x, dtype=float), [0.25, 0.5, 0.75], axis=1)
+            for i, r in enumerate(c.ratios):
+                for k, val in zip(cols, (qty, c.d, c.L, r, med[i], q25[i], q75[i])):
+                    cols[k].append(val)
+    out = {k: np.asarray(v) for k, v in cols.items()}
+    for k in ("d", "L"):
+        out[k] = out[k].astype(int)
+    for k in ("ratio", "median", "q25", "q75"):
+        out[k] = out[k].astype(float)
+    return out
+
+
+register(FigureSpec("learning_curves_high_d", "ERM by Riemannian L-BFGS up to the paper's d = 400: excess test risk "
+                    "and overlaps against n/d", 15, compute_learning_curves_high_d, plot_learning_curves_high_d,
+                    learning_curves_high_d_table))

@@ -12,7 +12,7 @@ import numpy as np
 
 from slrlib.plots.style import COLORS, new_figure
 
-__all__ = ["plot_learning_curves"]
+__all__ = ["plot_learning_curves", "plot_learning_curves_high_d"]
 
 _D_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2")
 _L_STYLES = ("-", "--", ":", "-.")
@@ -68,4 +68,32 @@ def plot_learning_curves(data: Any):
     fig.suptitle(rf"Learning from $n$ samples: ERM by full-batch PGD, $\lambda = {data.lam:g}$, "
                  f"{data.n_steps} steps, init. on $\\mathcal{{M}}$; medians and quartiles over {data.n_samples} samples",
                  fontsize=10)
+    return fig
+
+
+def plot_learning_curves_high_d(data: Any):
+    r"""Three panels against :math:`n/d` (log scale) for ERM by L-BFGS up to :math:`d = 400`: the excess test
+    risk and the overlaps :math:`\kappa`, :math:`\nu` (medians, bands between the quartiles over samples; colour =
+    :math:`d`), with the level of :math:`n^\star` dotted."""
+    fig = new_figure(figsize=(12.0, 3.9))
+    ax1, ax2, ax3 = fig.subplots(1, 3)
+    for i, c in enumerate(data.erm):
+        color = _D_COLORS[i % len(_D_COLORS)]
+        label = f"d = {c.d}"
+        _band(ax1, c.ratios, c.excess, color, "-", label, floor=1e-4)
+        _band(ax2, c.ratios, c.kappa, color, "-", label)
+        _band(ax3, c.ratios, c.nu, color, "-", label)
+    for ax, name in ((ax1, r"excess test risk"), (ax2, r"$\kappa$ (sign fixed)"), (ax3, r"$\nu$ (sign fixed)")):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("$n/d$")
+        ax.set_ylabel(name)
+        ax.grid(alpha=0.3, which="both")
+    ax1.set_yscale("log")
+    for ax in (ax2, ax3):
+        ax.axhline(data.level, color=COLORS["bound"], lw=0.8, ls=":")
+        ax.set_ylim(-0.1, 1.05)
+    ax1.legend(fontsize=8)
+    L = data.erm[0].L if data.erm else ""
+    fig.suptitle(rf"ERM by Riemannian L-BFGS, $L = {L}$, $\lambda = {data.lam:g}$, {data.n_iter} iterations, init. on "
+                 rf"$\mathcal{{M}}$; medians and quartiles over {data.n_samples} samples", fontsize=10)
     return fig
