@@ -103,10 +103,15 @@ def _loss_and_grads(K, V, X, y, lam, w=None):
     return loss, G[:R], G[R:]
 
 
+def _tangent(K, Z):
+    r"""Projection of the rows of ``Z`` onto the tangent spaces of the sphere at the rows of ``K``:
+    :math:`z - \langle k, z\rangle k`."""
+    return Z - jnp.sum(K * Z, axis=-1, keepdims=True) * K
+
+
 def _project_step(K, V, gK, gV, alpha):
     """One step of eq. (10) for rows of ``K``, ``V``: tangent projection, step, normalisation."""
-    gK = gK - jnp.sum(K * gK, axis=-1, keepdims=True) * K
-    gV = gV - jnp.sum(V * gV, axis=-1, keepdims=True) * V
+    gK, gV = _tangent(K, gK), _tangent(V, gV)
     K = K - alpha * gK
     V = V - alpha * gV
     return K / jnp.linalg.norm(K, axis=-1, keepdims=True), V / jnp.linalg.norm(V, axis=-1, keepdims=True)
@@ -454,12 +459,10 @@ def _lbfgs_run(k, v, X, y, w, lam, alpha0, *, n_iter, memory, max_step=0.1, gtol
     def value_grad(x):
         kk, vv = x[:d], x[d:]
         loss, gk, gv = _loss_and_grads(kk[None], vv[None], X, y, lam, w[:, None])
-        gk, gv = gk[0], gv[0]
-        return loss[0], jnp.concatenate([gk - jnp.dot(kk, gk) * kk, gv - jnp.dot(vv, gv) * vv])
+        return loss[0], jnp.concatenate([_tangent(kk, gk[0]), _tangent(vv, gv[0])])
 
     def tangent(x, z):
-        kk, vv = x[:d], x[d:]
-        return jnp.concatenate([z[:d] - jnp.dot(kk, z[:d]) * kk, z[d:] - jnp.dot(vv, z[d:]) * vv])
+        return jnp.concatenate([_tangent(x[:d], z[:d]), _tangent(x[d:], z[d:])])
 
     def retract(x, z):
         a, b = x[:d] + z[:d], x[d:] + z[d:]

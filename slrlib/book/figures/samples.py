@@ -238,34 +238,36 @@ def compute_learning_curves(ds: Sequence[int] = DS, Ls: Sequence[int] = LS, rati
                           int(n_steps), float(level))
 
 
-def learning_curves_table(data: LearningCurves) -> dict[str, np.ndarray]:
-    """Long format: one row per (predictor, quantity, d, L, n/d) with the median and the quartiles over samples.
-
-    ``predictor`` is ``erm`` or ``least_squares`` / ``ridge``; ``quantity`` is ``excess``, ``excess_min``,
-    ``train``, ``kappa``, ``nu`` (ERM) or ``excess``, ``train`` (linear)."""
-    cols: dict[str, list] = {k: [] for k in ("predictor", "quantity", "d", "L", "ratio", "median", "q25", "q75")}
-
-    def add(pred, qty, d, L, ratios, x):
+def _long_table(series, keys: Sequence[str]) -> dict[str, np.ndarray]:
+    """Long format shared by the tables of both figures: for each ``(labels, ratios, x)`` of ``series`` (``labels``
+    the values of ``keys``, ``x`` (m, S) over the grid ``ratios`` and the samples), one row per ratio with the median
+    and the quartiles over samples."""
+    cols: dict[str, list] = {k: [] for k in (*keys, "ratio", "median", "q25", "q75")}
+    for labels, ratios, x in series:
         q25, med, q75 = np.quantile(np.asarray(x, dtype=float), [0.25, 0.5, 0.75], axis=1)
         for i, r in enumerate(ratios):
-            for k, val in zip(cols, (pred, qty, d, L, r, med[i], q25[i], q75[i])):
+            for k, val in zip(cols, (*labels, r, med[i], q25[i], q75[i])):
                 cols[k].append(val)
-
-    for c in data.erm:
-        for qty, x in (("excess", c.excess), ("excess_min", c.excess_min), ("train", c.train_risk),
-                       ("kappa", c.kappa), ("nu", c.nu)):
-            add("erm", qty, c.d, c.L, c.ratios, x)
-    for p in data.linear:
-        add("least_squares", "excess", p.d, p.L, p.ratios, p.ls_excess)
-        add("least_squares", "train", p.d, p.L, p.ratios, p.ls_train)
-        add("ridge", "excess", p.d, p.L, p.ratios, p.ridge_excess)
-        add("ridge", "train", p.d, p.L, p.ratios, p.ridge_train)
     out = {k: np.asarray(v) for k, v in cols.items()}
     for k in ("d", "L"):
         out[k] = out[k].astype(int)
     for k in ("ratio", "median", "q25", "q75"):
         out[k] = out[k].astype(float)
     return out
+
+
+def learning_curves_table(data: LearningCurves) -> dict[str, np.ndarray]:
+    """Long format: one row per (predictor, quantity, d, L, n/d) with the median and the quartiles over samples.
+
+    ``predictor`` is ``erm`` or ``least_squares`` / ``ridge``; ``quantity`` is ``excess``, ``excess_min``,
+    ``train``, ``kappa``, ``nu`` (ERM) or ``excess``, ``train`` (linear)."""
+    series = [(("erm", qty, c.d, c.L), c.ratios, x) for c in data.erm
+              for qty, x in (("excess", c.excess), ("excess_min", c.excess_min), ("train", c.train_risk),
+                             ("kappa", c.kappa), ("nu", c.nu))]
+    series += [((pred, qty, p.d, p.L), p.ratios, x) for p in data.linear
+               for pred, qty, x in (("least_squares", "excess", p.ls_excess), ("least_squares", "train", p.ls_train),
+                                    ("ridge", "excess", p.ridge_excess), ("ridge", "train", p.ridge_train))]
+    return _long_table(series, ("predictor", "quantity", "d", "L"))
 
 
 register(FigureSpec("learning_curves", "ERM by full-batch PGD: excess test risk and overlaps against n/d; least "
@@ -386,20 +388,10 @@ def compute_learning_curves_high_d(ds: Sequence[int] = HIGH_DS, L: int = HIGH_L,
 def learning_curves_high_d_table(data: HighDimCurves) -> dict[str, np.ndarray]:
     """Long format: one row per (quantity, d, L, n/d) with the median and the quartiles over samples;
     ``quantity`` is ``excess``, ``kappa``, ``nu``, ``train`` or ``grad_ratio``."""
-    cols: dict[str, list] = {k: [] for k in ("quantity", "d", "L", "ratio", "median", "q25", "q75")}
-    for c in data.erm:
-        for qty, x in (("excess", c.excess), ("kappa", c.kappa), ("nu", c.nu), ("train", c.train_risk),
-                       ("grad_ratio", c.grad_ratio)):
-            q25, med, q75 = np.quantile(np.asarray(x, dtype=float), [0.25, 0.5, 0.75], axis=1)
-            for i, r in enumerate(c.ratios):
-                for k, val in zip(cols, (qty, c.d, c.L, r, med[i], q25[i], q75[i])):
-                    cols[k].append(val)
-    out = {k: np.asarray(v) for k, v in cols.items()}
-    for k in ("d", "L"):
-        out[k] = out[k].astype(int)
-    for k in ("ratio", "median", "q25", "q75"):
-        out[k] = out[k].astype(float)
-    return out
+    return _long_table([((qty, c.d, c.L), c.ratios, x) for c in data.erm
+                        for qty, x in (("excess", c.excess), ("kappa", c.kappa), ("nu", c.nu),
+                                       ("train", c.train_risk), ("grad_ratio", c.grad_ratio))],
+                       ("quantity", "d", "L"))
 
 
 register(FigureSpec("learning_curves_high_d", "ERM by Riemannian L-BFGS up to the paper's d = 400: excess test risk "

@@ -26,32 +26,41 @@ def _band(ax, x, y, color, ls, label, floor=None):
     ax.fill_between(x, q25, q75, color=color, alpha=0.15, lw=0)
 
 
-def plot_learning_curves(data: Any):
-    r"""Four panels against :math:`n/d` (log scale): the excess test risk of ERM by PGD, its overlaps
-    :math:`\kappa` and :math:`\nu` (medians, bands between the quartiles over samples; colour = :math:`d`,
-    line style = :math:`L`), and the linear predictor's excess over Proposition 3 (least squares and ridge)."""
-    fig = new_figure(figsize=(11.0, 7.6))
-    (ax1, ax2), (ax3, ax4) = fig.subplots(2, 2)
-    ds = sorted({c.d for c in data.erm})
-    Ls = sorted({c.L for c in data.erm})
-    for c in data.erm:
+def _erm_panels(axes, curves, level, names):
+    r"""The panels shared by both figures: excess test risk (log scale, clipped at 1e-4), :math:`\kappa` and
+    :math:`\nu` against :math:`n/d` (log scale), medians and quartile bands; colour = :math:`d`, line style =
+    :math:`L` (named in the legend only where there are several), the level of :math:`n^\star` dotted."""
+    ax1, ax2, ax3 = axes
+    ds = sorted({c.d for c in curves})
+    Ls = sorted({c.L for c in curves})
+    for c in curves:
         color = _D_COLORS[ds.index(c.d) % len(_D_COLORS)]
         ls = _L_STYLES[Ls.index(c.L) % len(_L_STYLES)]
-        label = f"d = {c.d}, L = {c.L}"
+        label = f"d = {c.d}, L = {c.L}" if len(Ls) > 1 else f"d = {c.d}"
         _band(ax1, c.ratios, c.excess, color, ls, label, floor=1e-4)
         _band(ax2, c.ratios, c.kappa, color, ls, label)
         _band(ax3, c.ratios, c.nu, color, ls, label)
-    for ax, name in ((ax1, r"excess test risk $\mathcal{R}_\lambda(\hat k,\hat v) - \mathcal{R}_\lambda(k^\star,v^\star)$"),
-                     (ax2, r"$\kappa = \langle \hat k, k^\star\rangle$ (sign fixed)"),
-                     (ax3, r"$\nu = \langle \hat v, v^\star\rangle$ (sign fixed)")):
+    for ax, name in zip(axes, names):
         ax.set_xscale("log", base=2)
         ax.set_xlabel("$n/d$")
         ax.set_ylabel(name)
         ax.grid(alpha=0.3, which="both")
     ax1.set_yscale("log")
     for ax in (ax2, ax3):
-        ax.axhline(data.level, color=COLORS["bound"], lw=0.8, ls=":")
+        ax.axhline(level, color=COLORS["bound"], lw=0.8, ls=":")
         ax.set_ylim(-0.1, 1.05)
+
+
+def plot_learning_curves(data: Any):
+    r"""Four panels against :math:`n/d` (log scale): the excess test risk of ERM by PGD, its overlaps
+    :math:`\kappa` and :math:`\nu` (medians, bands between the quartiles over samples; colour = :math:`d`,
+    line style = :math:`L`), and the linear predictor's excess over Proposition 3 (least squares and ridge)."""
+    fig = new_figure(figsize=(11.0, 7.6))
+    (ax1, ax2), (ax3, ax4) = fig.subplots(2, 2)
+    _erm_panels((ax1, ax2, ax3), data.erm, data.level,
+                (r"excess test risk $\mathcal{R}_\lambda(\hat k,\hat v) - \mathcal{R}_\lambda(k^\star,v^\star)$",
+                 r"$\kappa = \langle \hat k, k^\star\rangle$ (sign fixed)",
+                 r"$\nu = \langle \hat v, v^\star\rangle$ (sign fixed)"))
     ax1.legend(fontsize=7, ncol=2)
     for j, p in enumerate(data.linear):
         ls = _L_STYLES[j % len(_L_STYLES)]
@@ -77,21 +86,8 @@ def plot_learning_curves_high_d(data: Any):
     :math:`d`), with the level of :math:`n^\star` dotted."""
     fig = new_figure(figsize=(12.0, 3.9))
     ax1, ax2, ax3 = fig.subplots(1, 3)
-    for i, c in enumerate(data.erm):
-        color = _D_COLORS[i % len(_D_COLORS)]
-        label = f"d = {c.d}"
-        _band(ax1, c.ratios, c.excess, color, "-", label, floor=1e-4)
-        _band(ax2, c.ratios, c.kappa, color, "-", label)
-        _band(ax3, c.ratios, c.nu, color, "-", label)
-    for ax, name in ((ax1, r"excess test risk"), (ax2, r"$\kappa$ (sign fixed)"), (ax3, r"$\nu$ (sign fixed)")):
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("$n/d$")
-        ax.set_ylabel(name)
-        ax.grid(alpha=0.3, which="both")
-    ax1.set_yscale("log")
-    for ax in (ax2, ax3):
-        ax.axhline(data.level, color=COLORS["bound"], lw=0.8, ls=":")
-        ax.set_ylim(-0.1, 1.05)
+    _erm_panels((ax1, ax2, ax3), data.erm, data.level,
+                ("excess test risk", r"$\kappa$ (sign fixed)", r"$\nu$ (sign fixed)"))
     ax1.legend(fontsize=8)
     L = data.erm[0].L if data.erm else ""
     fig.suptitle(rf"ERM by Riemannian L-BFGS, $L = {L}$, $\lambda = {data.lam:g}$, {data.n_iter} iterations, init. on "
