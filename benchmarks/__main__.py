@@ -429,14 +429,14 @@ def _bench_samples(args) -> dict:
 
 
 def _bench_samples_high_d(args) -> dict:
-    from slrlib.book.figures.samples import HIGH_DS, HIGH_L, HIGH_RATIOS, N_ITER, N_SAMPLES, \
+    from slrlib.book.figures.samples import HIGH_CONFIGS, HIGH_RATIOS, N_ITER, N_SAMPLES, \
         compute_learning_curves_high_d
 
-    return _bench_figure(args, f"Chapter 15, figure learning_curves_high_d (ERM by Riemannian L-BFGS: d in {HIGH_DS}, "
-                         f"L = {HIGH_L}, n/d in {HIGH_RATIOS}, {N_SAMPLES} samples per point, {N_ITER} iterations)",
+    return _bench_figure(args, f"Chapter 15, figure learning_curves_high_d (ERM by Riemannian L-BFGS: (d, L) in "
+                         f"{HIGH_CONFIGS}, n/d in {HIGH_RATIOS}, {N_SAMPLES} samples per point, {N_ITER} iterations)",
                          compute_learning_curves_high_d,
-                         {"ds": list(HIGH_DS), "L": HIGH_L, "ratios": list(HIGH_RATIOS), "n_samples": N_SAMPLES,
-                          "n_iter": N_ITER})
+                         {"configs": [list(c) for c in HIGH_CONFIGS], "ratios": list(HIGH_RATIOS),
+                          "n_samples": N_SAMPLES, "n_iter": N_ITER})
 
 
 if __name__ == "__main__":

@@ -226,17 +226,20 @@ def test_learning_curves_high_d_figure_small():
     """The L-BFGS figure on tiny sizes: shapes, the long table, the plot; the curve's samples and starts are
     the PGD curve's (curve_setup): L-BFGS's train risk is below the start's on every sample."""
     from slrlib.book.figures.samples import (compute_learning_curves_high_d, curve_setup,
-                                             learning_curves_high_d_table)
+                                             learning_curves_high_d_table, tokens_per_pass)
 
     assert "learning_curves_high_d" in figures.names()
-    data = compute_learning_curves_high_d(ds=(6, 8), L=3, ratios=(2.0, 4.0), n_samples=3, n_iter=30)
+    data = compute_learning_curves_high_d(configs=((6, 3), (8, 3), (6, 4)), ratios=(2.0, 4.0), n_samples=3,
+                                          n_iter=30)
     tab = learning_curves_high_d_table(data)
-    assert len({len(v) for v in tab.values()}) == 1 and len(tab["d"]) == 2 * 5 * 2
+    assert len({len(v) for v in tab.values()}) == 1 and len(tab["d"]) == 3 * 5 * 2
     c = data.erm[1]
     assert c.d == 8 and c.kappa.shape == (2, 3) and np.all(c.kappa >= 0)
+    assert data.erm[2].L == 4 and set(tab["L"]) == {3, 4}
     task, ks, vs, keys, k0, v0 = curve_setup(8, 3, 3)
     for s in range(3):
         X, y, _ = sample_kernel(keys[s], 32, task.L, task.d, ks, vs, task.gamma, task.eps, jnp.log(task.pi))
+        assert X.size == tokens_per_pass(8, 3, data.erm[1].ratios)  # the largest sample: n/d = 4 at d = 8
         assert c.train_risk[1, s] < float(batch_loss(k0[s, 0], v0[s, 0], X, y, data.lam))
     assert np.all(c.grad_ratio < 1.0)
     fig = figures.get("learning_curves_high_d").plot(data)

@@ -19,9 +19,11 @@ like :math:`d`, so a learning curve costs about :math:`d^3` times as much. The d
 
 **The paper's dimension.** ``learning_curves_high_d`` minimises the same empirical risk by Riemannian
 L-BFGS (:func:`slrlib.book.ch15_samples.erm_lbfgs`), whose number of gradient evaluations depends little on
-:math:`d`, from the same kind of starts: :data:`HIGH_DS` up to :math:`d = 400` at :math:`L` = :data:`HIGH_L`, on the
-grid :data:`HIGH_RATIOS`, in about a minute. The cost per evaluation is one pass over the sample,
-:math:`O(n_{\max}Ld)`, so the grid stops at :math:`n/d = 8`.
+:math:`d`, from the same kind of starts: the pairs :data:`HIGH_CONFIGS` (:data:`HIGH_DS` up to :math:`d = 400` at
+:math:`L` = :data:`HIGH_L`, and :data:`HIGH_LONG_DS` at :math:`L` = :data:`HIGH_LONG_L`), on the grid
+:data:`HIGH_RATIOS`, in about a minute. The cost per evaluation is one pass over the sample,
+:math:`O(n_{\max}Ld)`, so the grid stops at :math:`n/d = 8` and :math:`L = 10` stops at :math:`d = 200`
+(:func:`tokens_per_pass` gives the cost of each pair).
 """
 
 from __future__ import annotations
@@ -60,13 +62,17 @@ __all__ = [
     "compute_learning_curves",
     "learning_curves_table",
     "curve_setup",
+    "HIGH_CONFIGS",
     "HIGH_DS",
     "HIGH_L",
+    "HIGH_LONG_DS",
+    "HIGH_LONG_L",
     "HIGH_RATIOS",
     "N_ITER",
     "LBFGSCurve",
     "HighDimCurves",
     "lbfgs_curve",
+    "tokens_per_pass",
     "compute_learning_curves_high_d",
     "learning_curves_high_d_table",
 ]
@@ -280,6 +286,12 @@ register(FigureSpec("learning_curves", "ERM by full-batch PGD: excess test risk 
 HIGH_DS = (32, 100, 200, 400)
 #: Sequence length of ``learning_curves_high_d``.
 HIGH_L = 5
+#: Dimensions of ``learning_curves_high_d`` at the longer sequences.
+HIGH_LONG_DS = (100, 200)
+#: The longer sequence length of ``learning_curves_high_d`` (the paper's L = 10).
+HIGH_LONG_L = 10
+#: The (d, L) pairs of ``learning_curves_high_d``.
+HIGH_CONFIGS = tuple((d, HIGH_L) for d in HIGH_DS) + tuple((d, HIGH_LONG_L) for d in HIGH_LONG_DS)
 #: Grid of n/d of ``learning_curves_high_d``.
 HIGH_RATIOS = (1.0, 2.0, 4.0, 8.0)
 #: L-BFGS iterations per run.
@@ -359,19 +371,25 @@ def lbfgs_curve(d: int, L: int, ratios: Sequence[float], n_samples: int = N_SAMP
                       float(step_scale / d), samples_needed(grid, kappa, nu, level))
 
 
-def compute_learning_curves_high_d(ds: Sequence[int] = HIGH_DS, L: int = HIGH_L,
+def tokens_per_pass(d: int, L: int, ratios: Sequence[float] = HIGH_RATIOS) -> int:
+    r"""Coordinates read by one gradient evaluation of the learning curve at ``(d, L)``: :math:`n_{\max} L d` with
+    :math:`n_{\max} = d \max(\text{ratios})` (the sizes are nested in one sample), the cost of one pass over
+    the sample and, since the number of evaluations depends little on :math:`d` and :math:`L`, the relative cost
+    of the curve."""
+    return int(round(max(ratios) * d)) * int(L) * int(d)
+
+
+def compute_learning_curves_high_d(configs: Sequence[tuple[int, int]] = HIGH_CONFIGS,
                                    ratios: Sequence[float] = HIGH_RATIOS, n_samples: int = N_SAMPLES, lam: float = LAM,
                                    step_scale: float = STEP_SCALE, n_iter: int = N_ITER, level: float = LEVEL,
                                    seed: int = 0) -> HighDimCurves:
-    r"""The numbers of ``learning_curves_high_d``: :func:`lbfgs_curve` at each ``d`` in ``ds`` (default
-    :data:`HIGH_DS`, up to the paper's :math:`d = 400`), one ``L`` and one grid of :math:`n/d`.
+    r"""The numbers of ``learning_curves_high_d``: :func:`lbfgs_curve` at each pair ``(d, L)`` of ``configs``
+    (default :data:`HIGH_CONFIGS`, up to the paper's :math:`d = 400`) on one grid of :math:`n/d`.
 
     Parameters
     ----------
-    ds : sequence of int
-        Dimensions.
-    L : int
-        Sequence length.
+    configs : sequence of (int, int)
+        Pairs (dimension, sequence length).
     ratios : sequence of float
         Grid of :math:`n/d`.
     n_samples, lam, step_scale, n_iter, level, seed
@@ -381,7 +399,8 @@ def compute_learning_curves_high_d(ds: Sequence[int] = HIGH_DS, L: int = HIGH_L,
     -------
     HighDimCurves
     """
-    curves = tuple(lbfgs_curve(int(d), int(L), ratios, n_samples, lam, step_scale, n_iter, level, seed) for d in ds)
+    curves = tuple(lbfgs_curve(int(d), int(L), ratios, n_samples, lam, step_scale, n_iter, level, seed)
+                   for d, L in configs)
     return HighDimCurves(curves, float(lam), int(n_samples), int(n_iter), float(level))
 
 

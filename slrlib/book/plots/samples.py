@@ -83,13 +83,13 @@ def plot_learning_curves(data: Any):
 def plot_learning_curves_high_d(data: Any):
     r"""Three panels against :math:`n/d` (log scale) for ERM by L-BFGS up to :math:`d = 400`: the excess test
     risk and the overlaps :math:`\kappa`, :math:`\nu` (medians, bands between the quartiles over samples; colour =
-    :math:`d`), with the level of :math:`n^\star` dotted."""
+    :math:`d`, line style = :math:`L`), with the level of :math:`n^\star` dotted."""
     fig = new_figure(figsize=(12.0, 3.9))
     ax1, ax2, ax3 = fig.subplots(1, 3)
     _erm_panels((ax1, ax2, ax3), data.erm, data.level,
                 ("excess test risk", r"$\kappa$ (sign fixed)", r"$\nu$ (sign fixed)"))
-    ax1.legend(fontsize=8)
-    L = data.erm[0].L if data.erm else ""
-    fig.suptitle(rf"ERM by Riemannian L-BFGS, $L = {L}$, $\lambda = {data.lam:g}$, {data.n_iter} iterations, init. on "
+    ax1.legend(fontsize=7, ncol=2)
+    Ls = ", ".join(str(L) for L in sorted({c.L for c in data.erm}))
+    fig.suptitle(rf"ERM by Riemannian L-BFGS, $L \in \{{{Ls}\}}$, $\lambda = {data.lam:g}$, {data.n_iter} iterations, init. on "
                  rf"$\mathcal{{M}}$; medians and quartiles over {data.n_samples} samples", fontsize=10)
     return fig
