@@ -159,8 +159,11 @@ def test_verdicts_render_and_no_table_overflows_at_1300px(browser_context, rel):
             verdicts = page.locator("article .slr-check")
             assert verdicts.count() >= 1, f"{rel} shows no verdict"
             assert page.locator("article .slr-check-fail").count() == 0
-            first = verdicts.first
-            first.scroll_into_view_if_needed()
+            # Verdicts are folded (book/_ext/fold_checks.py): open the first fold, then read.
+            fold = page.locator("article details.slr-checks").first
+            fold.scroll_into_view_if_needed()
+            fold.locator("summary").click()
+            first = fold.locator(".slr-check").first
             assert first.is_visible() and first.inner_text().startswith("✓")
             box = first.bounding_box()
             assert box["height"] > 5 and box["width"] > 100

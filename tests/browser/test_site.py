@@ -92,11 +92,26 @@ def test_mathjax_is_served_from_the_build(site):
     assert fonts, "MathJax's CHTML fonts are not in the build"
 
 
-def test_every_chapter_has_a_binder_launch_button(site):
+def _repository_url() -> str:
+    import yaml
+
+    config = yaml.safe_load((SITE.parents[1] / "_config.yml").read_text(encoding="utf-8"))
+    return str((config.get("repository") or {}).get("url") or "").strip()
+
+
+def test_launch_buttons_follow_the_repository_setting(site):
+    """A Binder button on every chapter when `repository.url` is set; none, and no word of Binder, when not."""
+    url = _repository_url()
+    preface = BeautifulSoup((site / "book" / "index.html").read_text(encoding="utf-8"), "html.parser").select_one("article")
     for page in sorted((site / "book").glob("[0-9][0-9]_*.html")):
         soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
         links = [a["href"] for a in soup.find_all("a", href=True) if a["href"].startswith("https://mybinder.org/v2/")]
-        assert links, f"{page.name} has no Binder launch button"
+        if url:
+            repo = url.rstrip("/").split("github.com/")[-1]
+            assert links and all(repo in link for link in links), f"{page.name}: launch links {links} for {url}"
+        else:
+            assert links == [], f"{page.name} has launch buttons, but _config.yml names no repository"
+    assert ("Binder" in preface.get_text()) == bool(url)
 
 
 def test_every_chapter_is_downloadable_as_ipynb(site):

@@ -1,0 +1,102 @@
+"""Does each display equation of a chapter fit the column? A quick loop for rewriting them.
+
+    .venv/bin/python tests/browser/mathfit.py book/03_oracle_risk.md [--all] [--width 1300]
+
+Reads the chapter's source, takes every display equation (``$$ ... $$``, with its label), and
+typesets them all in a copy of the built chapter page (``_build/html``: the same styles, the
+same MathJax and the same column) at 1300 px and as printed (``test_layout.PRINT``), then
+prints, for each equation that does not fit (or each, with ``--all``), its line in the source,
+its width and the column's. No Sphinx build is needed, only a built book to borrow the page from.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import re
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from layout import EQUATIONS  # noqa: E402
+from sitepaths import CHROMIUM_FLAGS, ROOT, SITE  # noqa: E402
+
+BLOCK = re.compile(r"^\$\$[ \t]*\n(.*?)\n\$\$[ \t]*(?:\((?P<label>[^)\s]+)\))?[ \t]*$", re.S | re.M)
+VIEWPORTS = {"1300": ({"width": 1300, "height": 900}, "screen"), "print": ({"width": 680, "height": 960}, "print")}
+
+
+def equations(source: str) -> list[tuple[int, str, str | None]]:
+    """(line, TeX, label) of every display equation of a MyST source."""
+    found = []
+    for m in BLOCK.finditer(source):
+        line = source.count("\n", 0, m.start()) + 1
+        found.append((line, m.group(1), m.group("label")))
+    return found
+
+
+def page_html(template: str, eqs: list[tuple[int, str, str | None]]) -> str:
+    blocks = []
+    for i, (line, tex, label) in enumerate(eqs):
+        number = f'<span class="eqno">(99.{i + 1})</span>' if label else ""
+        blocks.append(f'<p>line {line}</p><div class="math notranslate nohighlight" id="line-{line}">'
+                      f"{number}\\[{html.escape(tex)}\\]</div>")
+    body = "\n".join(blocks)
+    start = template.index("<article")
+    start = template.index(">", start) + 1
+    end = template.index("</article>")
+    return template[:start] + body + template[end:]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("chapter", help="book/NN_name.md")
+    parser.add_argument("--all", action="store_true", help="list every equation, not only those that do not fit")
+    args = parser.parse_args()
+    source_path = Path(args.chapter)
+    built = SITE / "book" / (source_path.stem + ".html")
+    if not built.is_file():
+        built = next((SITE / "book").glob("[0-9][0-9]_*.html"))
+    eqs = equations(source_path.read_text(encoding="utf-8"))
+    probe = built.with_name(f"_mathfit_{source_path.stem}.html")
+    probe.write_text(page_html(built.read_text(encoding="utf-8"), eqs), encoding="utf-8")
+    from playwright.sync_api import sync_playwright
+
+    bad = 0
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_FLAGS)
+            page = browser.new_page()
+            results = {}
+            for name, (viewport, media) in VIEWPORTS.items():
+                page.emulate_media(media=media)
+                page.set_viewport_size(viewport)
+                page.goto(probe.as_uri())
+                page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
+                page.evaluate("() => MathJax.startup.promise.then(() => true)")
+                page.wait_for_timeout(200)
+                results[name] = {e["id"]: e for e in page.evaluate(EQUATIONS)}
+            browser.close()
+    finally:
+        probe.unlink(missing_ok=True)
+    for line, tex, label in eqs:
+        key = f"line-{line}"
+        desk, printed = results["1300"].get(key), results["print"].get(key)
+        if desk is None:
+            print(f"line {line}: not typeset")
+            bad += 1
+            continue
+        fails = desk["wider"] or desk["outside"] or desk["overlap"] or printed["wider"] or printed["outside"]
+        bad += bool(fails)
+        if fails or args.all:
+            flags = " ".join(f for f, on in (("WIDE", desk["wider"] or desk["outside"]),
+                                            ("NUMBER-OVERLAP", desk["overlap"]),
+                                            ("PRINT-WIDE", printed["wider"] or printed["outside"])) if on)
+            print(f"{source_path}:{line} {label or ''} 1300: {desk['width']}/{desk['box']} px, "
+                  f"print: {printed['width']}/{printed['box']} px {flags}")
+    print(f"{len(eqs)} display equations, {bad} do not fit")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,213 @@
+"""The page a reader reads: every chapter in Chromium at 1300×900 and at a 390×844 phone viewport.
+
+On every chapter page (the measurements are in ``layout.py``; ``audit.py`` prints them all):
+
+* at 1300 px no display equation is wider than its box, and no equation number overlaps its
+  formula; at 390 px an equation that is wider scrolls inside its own box and shows that it
+  does (``.slr-scrolls``: edge shadows and a scrollbar); printed, every formula is whole;
+* no code line is wider than its cell at 1300 px;
+* every figure (slider frames included) is shown at ≥ 0.8 of the width it was drawn for, with
+  twice the pixels (crisp on high-density screens), a numbered caption and an alt text that
+  describes it (not a file path);
+* a cell's check verdicts are folded: none is shown until its fold is opened;
+* no page scrolls sideways at 390 px, and the phone menu opens and lists the chapters;
+* no `$` or MyST role (``{prf:ref}``) is left unrendered in the text.
+
+Screenshots of chapters 3, 7 and 15 at both sizes go to ``_build/screenshots/`` for review.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from bs4 import BeautifulSoup
+
+from layout import CODE, EQUATIONS, FIGURES, RAW_MARKUP, SIDEWAYS, VERDICTS
+from sitepaths import SCREENSHOTS, SITE, html_pages
+
+PAGES = html_pages()
+CHAPTERS = [str(p.relative_to(SITE)) for p in PAGES if p.parent.name == "book" and p.name[:2].isdigit()]
+SCREENSHOT_CHAPTERS = ("book/03_oracle_risk.html", "book/07_theorem5.html", "book/15_samples.html")
+DESKTOP = {"width": 1300, "height": 900}
+PHONE = {"width": 390, "height": 844}
+#: Width of a printed page's text (A4, 1.5 cm margins) in CSS pixels.
+PRINT = {"width": 680, "height": 960}
+#: A figure is shown at no less than this share of the width it was drawn for.
+MIN_FIGURE_SCALE = 0.8
+#: Pixels per shown pixel of a figure: 2 (high-density screens), up to PNG rounding.
+MIN_FIGURE_DENSITY = 1.9
+
+needs_book = pytest.mark.skipif(not CHAPTERS, reason=f"{SITE} has no built book: run `make book` first")
+
+
+def open_chapter(context, rel: str, viewport: dict):
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_viewport_size(viewport)
+    page.goto((SITE / rel).as_uri())
+    page.wait_for_load_state("load")
+    if page.locator('script[src*="mathjax"]').count():
+        page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=30_000)
+        page.evaluate("() => MathJax.startup.promise.then(() => true)")
+        page.wait_for_timeout(200)  # slr-book.js marks the boxes that scroll once typesetting is done
+    return page, errors
+
+
+def shot(page, rel: str, size: str) -> None:
+    if rel in SCREENSHOT_CHAPTERS:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / f"{rel.split('/')[-1][:-5]}_{size}.png"), full_page=False)
+
+
+def _eq(e: dict) -> str:
+    return f"{e['id'] or 'unlabelled'} ({e['width']} px in {e['box']} px)"
+
+
+@needs_book
+@pytest.mark.parametrize("rel", CHAPTERS)
+def test_chapter_at_1300px(browser_context, rel):
+    page, errors = open_chapter(browser_context, rel, DESKTOP)
+    try:
+        shot(page, rel, "1300")
+        equations = page.evaluate(EQUATIONS)
+        assert equations, f"{rel}: no display equation measured"
+        wide = [_eq(e) for e in equations if e["wider"] or e["outside"]]
+        assert not wide, f"{rel}: {len(wide)} display equations wider than the column at 1300 px: {wide}"
+        overlaps = [_eq(e) for e in equations if e["overlap"]]
+        assert not overlaps, f"{rel}: equation numbers overlap their formulas: {overlaps}"
+
+        code = page.evaluate(CODE)
+        wide_code = [c["first"] for c in code if c["wide"]]
+        assert not wide_code, f"{rel}: {len(wide_code)} code cells have lines wider than the cell: {wide_code[:3]}"
+
+        figures = page.evaluate(FIGURES)
+        small = [f"{f['src']}… shown {f['shown']} of {f['drawn']} px" for f in figures if f["scale"] < MIN_FIGURE_SCALE]
+        assert not small, f"{rel}: figures shown below {MIN_FIGURE_SCALE} of their drawn width: {small}"
+        blurry = [f"{f['caption'][:40]!r}: {f['density']:.2f}" for f in figures if f["density"] < MIN_FIGURE_DENSITY]
+        assert not blurry, f"{rel}: figures without 2× pixels: {blurry}"
+        uncaptioned = [f["src"] for f in figures if not (f["caption"] and f["numbered"])]
+        assert not uncaptioned, f"{rel}: figures without a numbered caption: {uncaptioned}"
+        no_alt = [f["caption"][:40] for f in figures if len(f["alt"]) < 15 or f["altIsPath"]]
+        assert not no_alt, f"{rel}: figures without an alt text that describes them: {no_alt}"
+
+        verdicts = page.evaluate(VERDICTS)
+        assert verdicts["total"] >= 1 and verdicts["failed"] == 0
+        assert verdicts["visible"] == 0, f"{rel}: {verdicts['visible']} check verdicts shown unfolded"
+        assert verdicts["folds"] >= 1
+
+        raw = page.evaluate(RAW_MARKUP)
+        assert not raw, f"{rel}: unrendered markup in the text: {raw[:5]}"
+        assert errors == []
+    finally:
+        page.close()
+
+
+@needs_book
+@pytest.mark.parametrize("rel", CHAPTERS)
+def test_chapter_at_390px_and_printed(browser_context, rel):
+    page, errors = open_chapter(browser_context, rel, PHONE)
+    try:
+        shot(page, rel, "390")
+        sideways = page.evaluate(SIDEWAYS)
+        assert sideways["scrollWidth"] <= sideways["width"] + 1, \
+            f"{rel}: the page is {sideways['scrollWidth']} px wide at 390 px: {sideways['culprits']}"
+        hidden = [_eq(e) for e in page.evaluate(EQUATIONS) if (e["wider"] and not e["shown"]) or e["outside"]]
+        assert not hidden, f"{rel}: display equations cut at 390 px (no scrolling box that shows it): {hidden}"
+
+        page.emulate_media(media="print")
+        page.set_viewport_size(PRINT)
+        page.wait_for_timeout(100)
+        printed = [_eq(e) for e in page.evaluate(EQUATIONS) if e["wider"] or e["outside"]]
+        assert not printed, f"{rel}: display equations cut when printed ({PRINT['width']} px of text): {printed}"
+        assert errors == []
+    finally:
+        page.close()
+
+
+@needs_book
+def test_a_fold_opens_to_its_verdicts_and_the_ledger_link_opens_it(browser_context):
+    rel = "book/03_oracle_risk.html"
+    page, errors = open_chapter(browser_context, rel, DESKTOP)
+    try:
+        fold = page.locator("article details.slr-checks").first
+        fold.scroll_into_view_if_needed()
+        summary = fold.locator("summary")
+        assert re.fullmatch(r"✓ \d+ checks?", summary.inner_text().strip())
+        verdict = fold.locator(".slr-check").first
+        assert not verdict.is_visible()
+        summary.click()
+        assert verdict.is_visible() and verdict.inner_text().startswith("✓")
+        anchor = verdict.get_attribute("id")
+        page.close()
+        page, errors = open_chapter(browser_context, rel, DESKTOP)
+        page.goto((SITE / rel).as_uri() + "#" + anchor)
+        page.wait_for_timeout(200)
+        assert page.locator(f"#{anchor}").is_visible(), "a link to a verdict does not open its fold"
+        assert errors == []
+    finally:
+        page.close()
+
+
+@needs_book
+def test_phone_menu_opens_and_lists_the_chapters(browser_context):
+    page, errors = open_chapter(browser_context, "book/07_theorem5.html", PHONE)
+    try:
+        toggles = [t for t in page.locator(".primary-toggle").all() if t.is_visible()]
+        assert toggles, "no visible menu button at 390 px"
+        toggles[0].click()
+        dialog = page.locator("#pst-primary-sidebar-modal")
+        dialog.wait_for(state="visible", timeout=5_000)
+        assert page.evaluate("document.getElementById('pst-primary-sidebar-modal').open")
+        links = dialog.locator("a.reference.internal").all_inner_texts()
+        assert sum(bool(re.match(r"\d+\. ", t)) for t in links) >= 16, links[:20]
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / "phone_menu.png"))
+        page.keyboard.press("Escape")
+        contents = [t for t in page.locator(".secondary-toggle").all() if t.is_visible()]
+        if contents:
+            contents[0].click()
+            page.locator("#pst-secondary-sidebar-modal").wait_for(state="visible", timeout=5_000)
+        assert errors == []
+    finally:
+        page.close()
+
+
+@needs_book
+def test_search_ranks_the_chapter_first_and_shows_snippets(browser_context):
+    page = browser_context.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: m.type == "error" and errors.append(m.text))
+    try:
+        for query, expected in (("Theorem 5", "book/07_theorem5.html"), ("softmax", "book/14_softmax.html")):
+            page.goto((SITE / "search.html").as_uri() + "?q=" + query.replace(" ", "+"))
+            results = page.locator("#search-results ul.search li")
+            results.first.wait_for(timeout=30_000)
+            page.wait_for_timeout(300)
+            hrefs = [a.get_attribute("href") for a in page.locator("#search-results ul.search li > a").all()[:5]]
+            assert hrefs and "book/api/" not in hrefs[0], f"{query!r}: first hits {hrefs}"
+            assert any(expected in h for h in hrefs[:3]), f"{query!r}: {expected} not in the first three {hrefs}"
+            snippets = page.locator("#search-results ul.search li p.context")
+            snippets.first.wait_for(timeout=10_000)
+            assert query.split()[0].lower() in snippets.first.inner_text().lower()
+        # An identifier still finds its API entry first.
+        page.goto((SITE / "search.html").as_uri() + "?q=oracle_risk")
+        page.locator("#search-results ul.search li").first.wait_for(timeout=30_000)
+        first = page.locator("#search-results ul.search li > a").first.get_attribute("href")
+        assert first.startswith("book/api/") and "oracle_risk" in first, first
+        page.screenshot(path=str(SCREENSHOTS / "search_theorem5.png"))
+        assert errors == [], errors
+    finally:
+        page.close()
+
+
+# ------------------------------------------------------------------ static checks of the HTML
+@needs_book
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(SITE)))
+def test_no_link_to_a_placeholder_repository(page):
+    soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+    links = [a["href"] for a in soup.find_all("a", href=True) if "example/" in a["href"]]
+    links += [t.get_text() for t in soup.find_all(string=re.compile(r"github\.com/example/"))]
+    assert links == []
