@@ -33,8 +33,9 @@ EQUATIONS = r"""() => {
       overlap = n.left < visibleRight - 1 && n.right > formula.left + 1 && n.bottom > formula.top && n.top < formula.bottom;
     }
     const label = container.parentElement.id || '';
+    const error = !!container.querySelector('mjx-merror');
     out.push({id: label, width: Math.round(formula.width), box: Math.round(box.width),
-              wider, scrolls, shown, outside, overlap,
+              wider, scrolls, shown, outside, overlap, error,
               text: container.parentElement.getAttribute('data-tex') || ''});
   }
   return out;

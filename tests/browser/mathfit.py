@@ -23,24 +23,48 @@ from layout import EQUATIONS  # noqa: E402
 from sitepaths import CHROMIUM_FLAGS, ROOT, SITE  # noqa: E402
 
 BLOCK = re.compile(r"^\$\$[ \t]*\n(.*?)\n\$\$[ \t]*(?:\((?P<label>[^)\s]+)\))?[ \t]*$", re.S | re.M)
-VIEWPORTS = {"1300": ({"width": 1300, "height": 900}, "screen"), "print": ({"width": 680, "height": 960}, "print")}
+VIEWPORTS = {"1300": ({"width": 1300, "height": 900}, "screen"), "print": ({"width": 718, "height": 1010}, "print")}
+FENCE = re.compile(r"^(`{3,}|:{3,})\s*(\{[^}]+\})?")
 
 
-def equations(source: str) -> list[tuple[int, str, str | None]]:
-    """(line, TeX, label) of every display equation of a MyST source."""
+def boxed_lines(source: str) -> set[int]:
+    """Lines (1-based) inside a directive (a theorem, a proof, an exercise): drawn in a box."""
+    inside, stack = set(), []
+    for number, text in enumerate(source.splitlines(), start=1):
+        m = FENCE.match(text)
+        if m:
+            fence, name = m.group(1), m.group(2)
+            if name and not name.startswith("{code-cell"):
+                stack.append(fence)
+            elif stack and not name and fence[0] == stack[-1][0] and len(fence) >= len(stack[-1]) \
+                    and text.strip() == fence:
+                stack.pop()
+        if stack:
+            inside.add(number)
+    return inside
+
+
+def equations(source: str) -> list[tuple[int, str, str | None, bool]]:
+    """(line, TeX, label, in a box) of every display equation of a MyST source."""
+    boxed = boxed_lines(source)
     found = []
     for m in BLOCK.finditer(source):
         line = source.count("\n", 0, m.start()) + 1
-        found.append((line, m.group(1), m.group("label")))
+        found.append((line, m.group(1), m.group("label"), line in boxed))
     return found
 
 
-def page_html(template: str, eqs: list[tuple[int, str, str | None]]) -> str:
+def page_html(template: str, eqs: list[tuple[int, str, str | None, bool]]) -> str:
     blocks = []
-    for i, (line, tex, label) in enumerate(eqs):
-        number = f'<span class="eqno">(99.{i + 1})</span>' if label else ""
-        blocks.append(f'<p>line {line}</p><div class="math notranslate nohighlight" id="line-{line}">'
-                      f"{number}\\[{html.escape(tex)}\\]</div>")
+    for i, (line, tex, label, boxed) in enumerate(eqs):
+        # As wide as the widest number the book prints, "(16.12)", with its hidden link.
+        number = ('<span class="eqno">(16.12)<a class="headerlink" href="#">#</a></span>' if label else "")
+        block = (f'<p>line {line}</p><div class="math notranslate nohighlight" id="line-{line}">'
+                 f"{number}\\[{html.escape(tex)}\\]</div>")
+        if boxed:
+            block = ('<div class="proof theorem admonition"><p class="admonition-title">Box</p>'
+                     f'<section class="theorem-content">{block}</section></div>')
+        blocks.append(block)
     body = "\n".join(blocks)
     start = template.index("<article")
     start = template.index(">", start) + 1
@@ -79,20 +103,22 @@ def main() -> int:
             browser.close()
     finally:
         probe.unlink(missing_ok=True)
-    for line, tex, label in eqs:
+    for line, tex, label, boxed in eqs:
         key = f"line-{line}"
         desk, printed = results["1300"].get(key), results["print"].get(key)
         if desk is None:
             print(f"line {line}: not typeset")
             bad += 1
             continue
-        fails = desk["wider"] or desk["outside"] or desk["overlap"] or printed["wider"] or printed["outside"]
+        fails = (desk["wider"] or desk["outside"] or desk["overlap"] or desk["error"]
+                 or printed["wider"] or printed["outside"])
         bad += bool(fails)
         if fails or args.all:
             flags = " ".join(f for f, on in (("WIDE", desk["wider"] or desk["outside"]),
                                             ("NUMBER-OVERLAP", desk["overlap"]),
+                                            ("MATHJAX-ERROR", desk["error"]),
                                             ("PRINT-WIDE", printed["wider"] or printed["outside"])) if on)
-            print(f"{source_path}:{line} {label or ''} 1300: {desk['width']}/{desk['box']} px, "
+            print(f"{source_path}:{line} {label or ''}{' (in a box)' if boxed else ''} 1300: {desk['width']}/{desk['box']} px, "
                   f"print: {printed['width']}/{printed['box']} px {flags}")
     print(f"{len(eqs)} display equations, {bad} do not fit")
     return 1 if bad else 0

@@ -31,8 +31,8 @@ CHAPTERS = [str(p.relative_to(SITE)) for p in PAGES if p.parent.name == "book" a
 SCREENSHOT_CHAPTERS = ("book/03_oracle_risk.html", "book/07_theorem5.html", "book/15_samples.html")
 DESKTOP = {"width": 1300, "height": 900}
 PHONE = {"width": 390, "height": 844}
-#: Width of a printed page's text (A4, 1.5 cm margins) in CSS pixels.
-PRINT = {"width": 680, "height": 960}
+#: A printed page: A4 (210 mm) less Chromium's default margins (about 1 cm each), in CSS pixels.
+PRINT = {"width": 718, "height": 1010}
 #: A figure is shown at no less than this share of the width it was drawn for.
 MIN_FIGURE_SCALE = 0.8
 #: Pixels per shown pixel of a figure: 2 (high-density screens), up to PNG rounding.
@@ -75,6 +75,8 @@ def test_chapter_at_1300px(browser_context, rel):
         assert equations, f"{rel}: no display equation measured"
         wide = [_eq(e) for e in equations if e["wider"] or e["outside"]]
         assert not wide, f"{rel}: {len(wide)} display equations wider than the column at 1300 px: {wide}"
+        errors_tex = [_eq(e) for e in equations if e["error"]]
+        assert not errors_tex, f"{rel}: MathJax could not typeset {errors_tex}"
         overlaps = [_eq(e) for e in equations if e["overlap"]]
         assert not overlaps, f"{rel}: equation numbers overlap their formulas: {overlaps}"
 
