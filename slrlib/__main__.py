@@ -14,7 +14,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     fig.add_argument("names", nargs="*", metavar="NAME", help="figure names (see --list), or 'all'")
     fig.add_argument("--out", default="figures", help="output directory (default: ./figures)")
     fig.add_argument("--list", action="store_true", help="list the figure names and exit")
-    fig.add_argument("--dpi", type=int, default=150, help="PNG resolution (default: 150)")
+    fig.add_argument("--dpi", type=int, default=200, help="PNG resolution (default: 200, as the book shows it)")
     args = parser.parse_args(argv)
 
     import matplotlib

@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     import ipywidgets
     from matplotlib.figure import Figure
 
+from slrlib.plots.style import CSS_DPI, PIXEL_RATIO, legible
+
 __all__ = ["Slider", "SliderFigure", "slider_figure", "format_value"]
 
 MAX_STATIC_FRAMES = 400
@@ -140,6 +142,11 @@ def _figure_png(fig, dpi: int) -> bytes:
     return palette.getvalue()
 
 
+def _png_size(png: bytes) -> tuple[int, int]:
+    """Width and height of a PNG, from its header."""
+    return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+
+
 class SliderFigure:
     """A figure driven by sliders; displays as a live widget or as kernel-free HTML.
 
@@ -155,7 +162,12 @@ class SliderFigure:
     fixed : dict
         Further keyword arguments passed unchanged to ``plot``.
     dpi : int
-        Resolution of the frames embedded in the static HTML.
+        CSS pixels per inch of the frames shown in the static HTML; each frame is rendered
+        with ``pixel_ratio`` times as many pixels, and shown at its drawn size.
+    pixel_ratio : int
+        Image pixels per CSS pixel (2: crisp on high-density screens).
+    alt : str
+        What the figure shows, for readers who cannot see it (the frames' ``alt`` text).
 
     Raises
     ------
@@ -165,7 +177,8 @@ class SliderFigure:
         every frame: use coarser grids).
     """
 
-    def __init__(self, plot: Callable[..., Any], sliders: Sequence[Slider], fixed: dict, dpi: int):
+    def __init__(self, plot: Callable[..., Any], sliders: Sequence[Slider], fixed: dict, dpi: int,
+                 pixel_ratio: int = PIXEL_RATIO, alt: str = ""):
         if not callable(plot):
             raise ValueError(f"plot must be a callable returning a matplotlib Figure, got {plot!r}")
         if len(sliders) == 0:
@@ -184,8 +197,13 @@ class SliderFigure:
             )
         self.plot = plot
         self.sliders = tuple(sliders)
+        if not (isinstance(pixel_ratio, int) and pixel_ratio >= 1):
+            raise ValueError(f"pixel_ratio must be an integer >= 1, got {pixel_ratio!r}")
         self.fixed = dict(fixed)
         self.dpi = dpi
+        self.pixel_ratio = pixel_ratio
+        self.alt = str(alt).strip() or (f"Figure drawn by {getattr(plot, '__name__', 'the plot function')} "
+                                        "at the values chosen with the sliders")
 
     # -------------------------------------------------------------- computing
     def frame(self, **values: Any) -> Figure:
@@ -226,10 +244,12 @@ class SliderFigure:
             The HTML fragment, its JavaScript included (no kernel, no network).
         """
         uid = "slr-" + uuid.uuid4().hex[:10]
-        frames = []
+        frames, widths = [], []
         for combo in itertools.product(*(s.values for s in self.sliders)):
-            fig = self.frame(**dict(zip((s.name for s in self.sliders), combo)))
-            frames.append(base64.b64encode(_figure_png(fig, self.dpi)).decode("ascii"))
+            fig = legible(self.frame(**dict(zip((s.name for s in self.sliders), combo))))
+            png = _figure_png(fig, self.dpi * self.pixel_ratio)
+            frames.append("data:image/png;base64," + base64.b64encode(png).decode("ascii"))
+            widths.append(round(_png_size(png)[0] / self.pixel_ratio))
         sizes = [len(s.values) for s in self.sliders]
         first = 0
         for s, size in zip(self.sliders, sizes):
@@ -247,11 +267,12 @@ class SliderFigure:
                 f"<script type=\"application/json\" data-labels=\"{i}\">{json.dumps(labels)}</script>"
                 f"</label>"
             )
-        images = json.dumps(frames)
+        images = json.dumps({"src": frames, "width": widths})
         return (
             f'<div class="slr-slider-figure" id="{uid}" data-frames="{len(frames)}">'
             + "".join(controls)
-            + f'<img alt="figure" style="max-width:100%" src="data:image/png;base64,{frames[first]}">'
+            + f'<img alt="{html.escape(self.alt)}" width="{widths[first]}" style="max-width:100%;height:auto" '
+            + f'src="{frames[first]}">'
             + f'<script type="application/json" class="slr-frames">{images}</script>'
             + "<script>(function(){"
             + f"var root=document.getElementById('{uid}');"
@@ -263,7 +284,7 @@ class SliderFigure:
             + "idx=idx*sizes[i]+parseInt(inp.value,10);"
             + "var labels=JSON.parse(root.querySelector('[data-labels=\"'+i+'\"]').textContent);"
             + "root.querySelector('[data-readout=\"'+i+'\"]').textContent=labels[parseInt(inp.value,10)];});"
-            + "img.src='data:image/png;base64,'+frames[idx];img.setAttribute('data-frame',idx);}"
+            + "img.src=frames.src[idx];img.width=frames.width[idx];img.setAttribute('data-frame',idx);}"
             + "inputs.forEach(function(inp){inp.addEventListener('input',update);});"
             + "})();</script></div>"
         )
@@ -323,7 +344,8 @@ class SliderFigure:
         return f"SliderFigure({getattr(self.plot, '__name__', 'plot')}; {names})"
 
 
-def slider_figure(plot: Callable[..., Any], *sliders: Slider, dpi: int = 72, **fixed: Any) -> SliderFigure:
+def slider_figure(plot: Callable[..., Any], *sliders: Slider, dpi: int = CSS_DPI, pixel_ratio: int = PIXEL_RATIO,
+                  alt: str = "", **fixed: Any) -> SliderFigure:
     """A figure with sliders, live in Jupyter and kernel-free in the static book.
 
     Parameters
@@ -333,7 +355,12 @@ def slider_figure(plot: Callable[..., Any], *sliders: Slider, dpi: int = 72, **f
     *sliders : Slider
         One per parameter the reader may move; each over a finite grid.
     dpi : int
-        Resolution of the frames embedded in the static HTML (keeps pages light).
+        CSS pixels per inch of the frames in the static HTML (default: the book's, so that a
+        frame is shown at the size it is drawn).
+    pixel_ratio : int
+        Image pixels per CSS pixel of the frames (default 2: crisp on high-density screens).
+    alt : str
+        What the figure shows, for readers who cannot see it (the frames' ``alt`` text).
     **fixed
         Further keyword arguments passed unchanged to ``plot``.
 
@@ -347,4 +374,4 @@ def slider_figure(plot: Callable[..., Any], *sliders: Slider, dpi: int = 72, **f
     ValueError
         On an invalid combination of sliders (see :class:`SliderFigure`).
     """
-    return SliderFigure(plot, sliders, fixed, dpi)
+    return SliderFigure(plot, sliders, fixed, dpi, pixel_ratio, alt)

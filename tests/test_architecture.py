@@ -26,7 +26,7 @@ LAYERS = {
     "plots": {"validation", "core", "training", "experiments", "case_studies"},
     "figures": {"validation", "core", "training", "experiments", "plots", "case_studies"},
     "case_studies": {"validation"},
-    "widgets": set(),
+    "widgets": {"plots"},  # the book's figure sizes and legibility (slrlib.plots.style)
     "verify": set(),
     "book": {"validation", "core", "training", "experiments", "plots", "figures", "case_studies", "widgets",
              "verify"},

@@ -23,23 +23,30 @@ def colour_plot(a, b, scale=1.0):
     return fig
 
 
-def pixel(png_b64):
-    img = plt.imread(io.BytesIO(base64.b64decode(png_b64)), format="png")
+def pixel(src):
+    assert src.startswith("data:image/png;base64,")
+    img = plt.imread(io.BytesIO(base64.b64decode(src.split(",", 1)[1])), format="png")
     return img[img.shape[0] // 2, img.shape[1] // 2, :3]
 
 
 def test_static_html_frames_follow_the_grid():
     sf = slider_figure(colour_plot, Slider("a", (0, 1, 2, 3), default=2), Slider("b", (0, 1, 2)), dpi=20)
     html = sf.static_html()
-    frames = json.loads(re.search(r'<script type="application/json" class="slr-frames">(.*?)</script>', html).group(1))
-    assert len(frames) == 12
+    data = json.loads(re.search(r'<script type="application/json" class="slr-frames">(.*?)</script>', html).group(1))
+    frames = data["src"]
+    assert len(frames) == 12 and len(data["width"]) == 12
     # Row-major order over (a, b): the JavaScript computes idx = a_index * 3 + b_index.
     for ia, a in enumerate((0, 1, 2, 3)):
         for ib, b in enumerate((0, 1, 2)):
             np.testing.assert_allclose(pixel(frames[ia * 3 + ib]), (a / 4, b / 2, 0.5), atol=0.01)
     # The initial image is the default frame (a = 2, b = 1 the middle value).
-    first = re.search(r'<img alt="figure" style="max-width:100%" src="data:image/png;base64,([^"]+)"', html).group(1)
-    assert first == frames[2 * 3 + 1]
+    first = re.search(r'<img alt="[^"]+" width="(\d+)" style="[^"]*" src="([^"]+)"', html)
+    assert first.group(2) == frames[2 * 3 + 1]
+    # Drawn at its size: a 1-inch figure at 20 CSS pixels per inch is shown 20 px wide (up to the
+    # pixel that the tight bounding box may crop), with twice the pixels.
+    pixels = plt.imread(io.BytesIO(base64.b64decode(first.group(2).split(",", 1)[1])), format="png").shape[1]
+    assert int(first.group(1)) == data["width"][2 * 3 + 1] == round(pixels / 2)
+    assert 38 <= pixels <= 40
     # The range inputs start at the default indices and cannot leave the grid.
     inputs = re.findall(r'<input type="range" min="0" max="(\d+)" step="1" value="(\d+)"', html)
     assert inputs == [("3", "2"), ("2", "1")]
@@ -102,3 +109,27 @@ def test_live_widget_redraws_with_the_moved_values():
     with pytest.raises(Exception):
         sliders[0].value = 7  # not an option: ipywidgets refuses it
     plt.close("all")
+
+
+def test_frames_are_legible_and_described():
+    """Each frame's texts are raised to the book's smallest size; the alt text says what it shows."""
+    from slrlib.plots.style import MIN_FONT_PT
+
+    sizes = []
+
+    def plot(a):
+        fig, ax = plt.subplots(figsize=(3, 2))
+        ax.plot([0, 1], [0, a])
+        ax.set_title("tiny", fontsize=5)
+        fig.canvas.draw()
+        sizes.append(fig)
+        return fig
+
+    sf = slider_figure(plot, Slider("a", (1, 2)), dpi=20, alt="A line of slope a")
+    html = sf.static_html()
+    assert 'alt="A line of slope a"' in html
+    from slrlib.plots.style import text_sizes
+
+    assert all(min(text_sizes(fig)) >= MIN_FONT_PT for fig in sizes)
+    with pytest.raises(ValueError, match="pixel_ratio"):
+        slider_figure(plot, Slider("a", (1, 2)), pixel_ratio=0)

@@ -4,6 +4,11 @@ A chapter shows a table with ``display(table(headers, rows, formats))``: in the 
 in Jupyter it renders as an HTML table; printed (``print(table(...))``) or in a terminal it is
 a fixed-width text table.
 
+Figures are shown at the size they are drawn: ``show_figures()``, called once at the top of a
+chapter, makes every matplotlib Figure display as a PNG with twice the pixels of its CSS size
+(crisp on high-density screens), its small texts raised to the book's smallest size
+(:func:`slrlib.plots.style.legible`), and that size recorded with the image.
+
 Numbers quoted in the prose are computed, never typed: a cell calls
 ``glue_numbers(kappa_final=kappa, runs_recovered=count)`` and the prose shows the first with
 myst-nb's ``glue:text`` role and the content ``kappa_final:.3f`` (the format spec is applied to
@@ -17,7 +22,7 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["Table", "table", "text_table", "first_passage", "glue_numbers"]
+__all__ = ["Table", "table", "text_table", "first_passage", "glue_numbers", "figure_png", "show_figures"]
 
 
 class Table:
@@ -130,3 +135,57 @@ def glue_numbers(**values) -> None:
             if isinstance(value, float) and not np.isfinite(value):
                 raise ValueError(f"{name} must be finite, got {value!r}")
         glue(name, value, display=False)
+
+
+def figure_png(fig) -> tuple[bytes, dict]:
+    """A figure as the book shows it: PNG bytes and their display metadata.
+
+    The figure is made legible (:func:`slrlib.plots.style.legible`: no text below
+    ``MIN_FONT_PT``, no width above the column), rendered at ``CSS_DPI * PIXEL_RATIO`` dots per
+    inch with a tight bounding box, and described by its CSS size: ``{"width": w, "height": h}``
+    (the image has ``PIXEL_RATIO`` times the pixels), plus ``{"slr": {"min_font_pt": ...,
+    "figure_width_in": ...}}``, which the tests of the built book read back.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+
+    Returns
+    -------
+    tuple of (bytes, dict)
+        What IPython's PNG formatter returns: the image and its metadata.
+    """
+    import io
+
+    from PIL import Image
+
+    from slrlib.plots.style import CSS_DPI, PIXEL_RATIO, legible, text_sizes
+
+    legible(fig)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=CSS_DPI * PIXEL_RATIO, bbox_inches="tight")
+    width, height = Image.open(io.BytesIO(buf.getvalue())).size
+    sizes = text_sizes(fig)
+    meta = {"width": round(width / PIXEL_RATIO), "height": round(height / PIXEL_RATIO),
+            "slr": {"min_font_pt": min(sizes) if sizes else None,
+                    "figure_width_in": float(fig.get_size_inches()[0])}}
+    return buf.getvalue(), meta
+
+
+def show_figures() -> None:
+    """Display every matplotlib Figure of this IPython session through :func:`figure_png`.
+
+    Imports pyplot first, so that the inline backend, which registers its own PNG formatter
+    when it starts, does not replace this one afterwards. Outside IPython it does nothing.
+    """
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython is a dependency of the book
+        return
+    shell = get_ipython()
+    if shell is None:
+        return
+    import matplotlib.pyplot  # noqa: F401  (starts the inline backend before the formatter is set)
+    from matplotlib.figure import Figure
+
+    shell.display_formatter.formatters["image/png"].for_type(Figure, figure_png)

@@ -33,6 +33,8 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from slrlib.plots.style import legible
+
 __all__ = ["FigureSpec", "register", "names", "get", "write_csv", "write_figure"]
 
 _MODULES = (
@@ -176,7 +178,7 @@ def write_csv(table: Mapping[str, np.ndarray], path: Path) -> None:
             writer.writerow([f(x) for f, x in zip(fmt, row)])
 
 
-def write_figure(name: str, out_dir: str | os.PathLike[str], *, dpi: int = 150) -> dict[str, Any]:
+def write_figure(name: str, out_dir: str | os.PathLike[str], *, dpi: int = 200) -> dict[str, Any]:
     """Compute, draw and write ``NAME.pdf``, ``NAME.png`` and ``NAME.csv`` into ``out_dir``.
 
     Parameters
@@ -186,7 +188,7 @@ def write_figure(name: str, out_dir: str | os.PathLike[str], *, dpi: int = 150) 
     out_dir : str or os.PathLike
         The output directory (created if missing).
     dpi : int
-        Resolution of the PNG (default 150).
+        Resolution of the PNG (default 200: the book's 100 CSS pixels per inch, twice over).
 
     Returns
     -------
@@ -205,7 +207,7 @@ def write_figure(name: str, out_dir: str | os.PathLike[str], *, dpi: int = 150) 
     start = time.perf_counter()
     data = spec.compute()
     computed = time.perf_counter() - start
-    fig = spec.plot(data)
+    fig = legible(spec.plot(data))
     paths = [out / f"{name}.pdf", out / f"{name}.png", out / f"{name}.csv"]
     # A fixed creation date keeps the PDF byte-identical across runs.
     fig.savefig(paths[0], metadata={"CreationDate": None, "ModDate": None})

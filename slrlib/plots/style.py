@@ -9,7 +9,8 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["COLORS", "FIGSIZE", "new_figure", "median_band", "step_axes"]
+__all__ = ["COLORS", "FIGSIZE", "COLUMN_WIDTH_IN", "CSS_DPI", "PIXEL_RATIO", "MIN_FONT_PT", "new_figure",
+           "median_band", "step_axes", "legible", "text_sizes"]
 
 #: One colour per predictor, across the whole book.
 COLORS = {
@@ -22,6 +23,19 @@ COLORS = {
     "bound": "#000000",
     "monte_carlo": "#ff7f0e",
 }
+#: The widest figure, in inches at :data:`CSS_DPI`: 680 CSS pixels, 700 with the 0.1 in margin
+#: that a tight bounding box adds on each side, within the book's column (704 px in a 1300 px
+#: window). No figure is drawn wider, so every figure is shown at the size it is drawn.
+COLUMN_WIDTH_IN = 6.8
+#: CSS pixels per inch of a figure: a figure ``w`` inches wide is shown ``CSS_DPI * w`` pixels wide.
+CSS_DPI = 100
+#: Image pixels per CSS pixel: figures are rendered at ``CSS_DPI * PIXEL_RATIO`` dots per inch,
+#: crisp on high-density screens.
+PIXEL_RATIO = 2
+#: Smallest text in a figure, in points: at :data:`CSS_DPI`, 10.5 pt is 14.6 CSS px, the size of
+#: the book's small text (14.4 px, against 16 px for the body).
+MIN_FONT_PT = 10.5
+#: Default size of a one-panel figure: six tenths of its width for its height.
 FIGSIZE = (6.4, 4.0)
 
 
@@ -88,3 +102,55 @@ def step_axes(axes: Iterable[Axes], *, xlabel: str = "step $t$") -> None:
         ax.set_xlabel(xlabel)
         ax.grid(alpha=0.3)
         ax.ticklabel_format(axis="x", style="sci", scilimits=(0, 3))
+
+
+def text_sizes(fig: Figure) -> list[float]:
+    """Font sizes (points) of every visible, non-empty text of a drawn figure: titles, labels,
+    tick labels, legends, annotations."""
+    from matplotlib.text import Text
+
+    fig.canvas.draw()
+    return [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+
+
+def legible(fig: Figure, min_font_pt: float = MIN_FONT_PT, max_width_in: float = COLUMN_WIDTH_IN) -> Figure:
+    """Make a figure legible where the book shows it: no text smaller than ``min_font_pt``.
+
+    Every place that renders a figure for a reader (the chapters' display, the kernel-free
+    sliders, ``python -m slrlib figure``) calls it. Smaller tick labels are raised through
+    ``tick_params`` (so that ticks created later follow), other texts directly.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure, as a plot function returned it.
+    min_font_pt : float
+        Smallest font size, in points (default :data:`MIN_FONT_PT`).
+    max_width_in : float
+        Widest figure, in inches (default :data:`COLUMN_WIDTH_IN`).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The same figure, its small texts enlarged.
+
+    Raises
+    ------
+    ValueError
+        When the figure is wider than ``max_width_in`` (it would be shown smaller than drawn).
+    """
+    from matplotlib.text import Text
+
+    width = float(fig.get_size_inches()[0])
+    if width > max_width_in + 1e-9:
+        raise ValueError(f"fig is {width:.2f} in wide; at most {max_width_in} in (the book's column) is allowed")
+    fig.canvas.draw()
+    for ax in fig.axes:
+        for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
+            for which, ticks in (("major", axis.get_major_ticks()), ("minor", axis.get_minor_ticks())):
+                if ticks and ticks[0].label1.get_fontsize() < min_font_pt:
+                    ax.tick_params(axis=name, which=which, labelsize=min_font_pt)
+    for text in fig.findobj(Text):
+        if text.get_fontsize() < min_font_pt:
+            text.set_fontsize(min_font_pt)
+    return fig
