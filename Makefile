@@ -9,6 +9,10 @@
 #                    compiled for SSE4.2), make book-fresh, then the
 #                    browser test (tests/browser: static checks and headless Chromium) on it
 #   make bench       set up .venv (first use), run benchmarks/ (if any)
+#   make lab         set up .venv (first use), write every chapter as a notebook for
+#                    JupyterLab (book/_ext/to_notebook.py) into _build/lab, and open JupyterLab
+#                    there: MyST rendered (jupyterlab-myst), the prose's numbers filled in as
+#                    the cells run
 #   make clean       remove _build/ (the jupyter-cache included)
 #
 # Only python3 (3.11) is needed beforehand; everything else is installed into .venv
@@ -56,7 +60,10 @@ OTHER_ISA ?= SSE4_2
 PYTEST_ARGS ?=
 
 .DEFAULT_GOAL := book
-.PHONY: book book-fresh test bench clean install mathjax chromium
+.PHONY: book book-fresh test bench clean install mathjax chromium lab
+
+# The chapters as notebooks for JupyterLab (book/_ext/lab.py).
+LAB_DIR    := _build/lab
 
 install: $(STAMP) $(MATHJAX_STAMP)
 
@@ -134,6 +141,9 @@ bench: $(STAMP)
 	else \
 		echo "no benchmarks yet"; \
 	fi
+
+lab: $(STAMP)
+	$(PY) book/_ext/lab.py --out $(LAB_DIR)
 
 clean:
 	rm -rf _build

@@ -170,7 +170,7 @@ def build_map(app, doctree, fromdocname) -> None:
         head = nodes.thead()
         group += head
         row = nodes.row()
-        for h in ("", "chapter and what it shows", "needs", "path", "reading"):
+        for h in ("", "chapter", "needs", "path", "reading"):
             row += nodes.entry("", nodes.paragraph(text=h))
         head += row
         body = nodes.tbody()

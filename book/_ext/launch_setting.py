@@ -9,12 +9,15 @@ Binder", says how to set it). While it is empty:
   it only when launch buttons are on, so this extension does it then.
 
 When it is set, the ``binder`` tag is on and the theme builds the buttons from it and from
-``launch_buttons`` in ``_config.yml``. A URL that names the placeholder organisation
-``example`` is a build warning (an error under ``make``).
+``launch_buttons`` in ``_config.yml``; each button opens the chapter's notebook,
+``book/NN_name.ipynb``, which Binder's ``postBuild`` writes (``book/_ext/to_notebook.py``:
+MyST rendered in JupyterLab), not its MyST source, which JupyterLab would show as markup. A URL
+that names the placeholder organisation ``example`` is a build warning (an error under ``make``).
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from shutil import copy2
 
@@ -58,8 +61,28 @@ def offer_notebook(app, pagename, templatename, context, doctree) -> None:
     context["ipynb_source"] = pagename + ".ipynb"
 
 
+SOURCE_IN_URL = re.compile(r"(urlpath=[^&\"']*?)\.md\b")
+
+
+def _to_notebooks(item):
+    if isinstance(item, dict):
+        return {k: (SOURCE_IN_URL.sub(r"\1.ipynb", v) if k == "url" and isinstance(v, str) else _to_notebooks(v))
+                for k, v in item.items()}
+    if isinstance(item, list):
+        return [_to_notebooks(x) for x in item]
+    return item
+
+
+def open_notebooks(app, pagename, templatename, context, doctree) -> None:
+    """Launch buttons open the chapter's notebook (``.ipynb``), written on Binder by ``postBuild``."""
+    if repository_url(app.config) and "header_buttons" in context:
+        context["header_buttons"] = _to_notebooks(context["header_buttons"])
+
+
 def setup(app):
     app.connect("config-inited", configure, priority=900)
     # Before sphinx-book-theme's header buttons (priority 501), which read ipynb_source.
     app.connect("html-page-context", offer_notebook, priority=500)
+    # After the theme's launch buttons (priority 501).
+    app.connect("html-page-context", open_notebooks, priority=502)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

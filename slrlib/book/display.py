@@ -22,7 +22,15 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["Table", "table", "text_table", "first_passage", "glue_numbers", "figure_png", "show_figures"]
+__all__ = ["Table", "table", "text_table", "first_passage", "glue_numbers", "glued", "figure_png",
+           "show_figures"]
+
+#: The numbers glued so far in this session (for :func:`glued`), and the live labels waiting
+#: for a number not glued yet.
+_GLUED: dict[str, object] = {}
+_WAITING: dict[str, list] = {}
+#: What the prose shows, in JupyterLab, for a number glued further down, until its cell runs.
+PENDING = "(computed below)"
 
 
 class Table:
@@ -135,6 +143,50 @@ def glue_numbers(**values) -> None:
             if isinstance(value, float) and not np.isfinite(value):
                 raise ValueError(f"{name} must be finite, got {value!r}")
         glue(name, value, display=False)
+        _GLUED[name] = value
+        for label, spec in _WAITING.pop(name, []):
+            label.value = format(value, spec)
+
+
+class ProseNumber:
+    """A glued number as the prose shows it: its ``repr`` is the formatted text, without quotes."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def glued(name: str, spec: str = ""):
+    """A glued number, formatted, for the prose of a chapter opened in JupyterLab.
+
+    The book's prose shows a number with myst-nb's ``{glue:text}`` role; a chapter converted for
+    JupyterLab (``book/_ext/to_notebook.py``) shows it with the ``{eval}`` role of
+    jupyterlab-myst, ``{eval}`glued("name", ".3f")```, evaluated in the kernel when the
+    markdown cell is rendered. A number glued further down the chapter than the prose that
+    quotes it is not known yet then: the prose shows a live label (:data:`PENDING`), filled in
+    when :func:`glue_numbers` glues it.
+
+    Parameters
+    ----------
+    name : str
+        The glue key.
+    spec : str
+        The format spec of the ``{glue:text}`` role (``".3f"``; default none).
+
+    Returns
+    -------
+    ProseNumber or ipywidgets.Label
+        The formatted number, or a label that shows it once it is glued.
+    """
+    if name in _GLUED:
+        return ProseNumber(format(_GLUED[name], spec))
+    import ipywidgets
+
+    label = ipywidgets.Label(value=PENDING, layout=ipywidgets.Layout(display="inline-flex", width="auto"))
+    _WAITING.setdefault(name, []).append((label, spec))
+    return label
 
 
 def figure_png(fig) -> tuple[bytes, dict]:

@@ -71,7 +71,9 @@ FIGURES = r"""() => {
   for (const img of document.querySelectorAll('article img')) {
     if (img.closest('.slr-slider-figure') && img.closest('.slr-slider-figure').querySelector('img') !== img) continue;
     const shown = img.getBoundingClientRect().width;
-    const asked = parseFloat(img.getAttribute('width')) || img.naturalWidth;
+    // The width the image asks for: its CSS width (myst-nb writes the figure's size there), its
+    // width attribute (the sliders' frames), else its natural width.
+    const asked = parseFloat(img.style.width) || parseFloat(img.getAttribute('width')) || img.naturalWidth;
     const figure = img.closest('figure');
     const caption = figure ? figure.querySelector('figcaption') : null;
     const number = caption ? caption.querySelector('.caption-number') : null;

@@ -1,0 +1,104 @@
+"""JupyterLab for the chapters: the notebooks, the front-end extensions, the settings.
+
+    python book/_ext/lab.py                      # what `make lab` runs: write, then start JupyterLab
+    python book/_ext/lab.py --no-start --out DIR # only write the notebooks and the settings
+
+Writes every chapter (or those of ``--chapters``) as a notebook for JupyterLab
+(``to_notebook.py``) into ``--out`` (default ``_build/lab``), trusted (jupyterlab-myst
+evaluates the prose's ``{eval}`` numbers only in a trusted notebook), then starts JupyterLab
+there with:
+
+* the front-end extensions the chapters need, and only those (:data:`EXTENSIONS`, linked
+  into ``<out>/.labextensions``): jupyterlab-myst (MyST), the ipywidgets manager (live
+  sliders), Pygments' styles. jupytext 1.19's own JupyterLab extension is built for
+  JupyterLab 4.6 and fails to load in the 4.4 that jupyterlab-myst needs (a console error on
+  every page), so it is left out; the chapters open as notebooks, not through jupytext;
+* the settings of ``book/_ext/jupyter`` (``JUPYTER_CONFIG_DIR``): no news announcements.
+
+``tests/browser/test_jupyterlab.py`` starts JupyterLab the same way (:func:`lab_command`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG = ROOT / "book" / "_ext" / "jupyter"
+#: The front-end extensions that the chapters use in JupyterLab.
+EXTENSIONS = ("jupyterlab-myst", "@jupyter-widgets/jupyterlab-manager", "jupyterlab_pygments")
+
+
+def installed_extensions() -> Path:
+    """Where pip installs JupyterLab's front-end extensions in this environment."""
+    return Path(sysconfig.get_paths()["data"]) / "share" / "jupyter" / "labextensions"
+
+
+def link_extensions(target: Path) -> Path:
+    """A folder holding links to :data:`EXTENSIONS` only; returns it."""
+    source = installed_extensions()
+    for name in EXTENSIONS:
+        link = target / name
+        if link.is_symlink() or link.exists():
+            continue
+        if not (source / name).is_dir():
+            raise FileNotFoundError(f"the JupyterLab extension {name} is not installed in {source}")
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(source / name, target_is_directory=True)
+    return target
+
+
+def write_notebooks(out: Path, chapters: list[Path] | None = None, env: dict | None = None) -> list[Path]:
+    """Every chapter (or ``chapters``) as a trusted notebook in ``out``."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    import nbformat
+    from to_notebook import Book, convert
+
+    book = Book()
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for path in chapters or book.chapters:
+        target = out / (path.stem + ".ipynb")
+        nbformat.write(convert(path, book), target)
+        written.append(target)
+    jupyter = Path(sys.executable).parent / "jupyter"
+    subprocess.run([str(jupyter), "trust", *map(str, written)], check=True, capture_output=True, env=env)
+    return written
+
+
+def lab_command(root: Path, extensions: Path, port: int | None = None, extra: list[str] = ()) -> list[str]:
+    """The command line that starts JupyterLab on ``root`` with the extensions in ``extensions``."""
+    jupyter = Path(sys.executable).parent / "jupyter"
+    command = [str(jupyter), "lab", f"--ServerApp.root_dir={root}", f"--LabApp.labextensions_path={extensions}",
+               "--LabApp.extra_labextensions_path=[]"]
+    if port is not None:
+        command.append(f"--port={port}")
+    return command + list(extra)
+
+
+def lab_env(**extra: str) -> dict:
+    """The environment for JupyterLab: this book's settings (``book/_ext/jupyter``)."""
+    return dict(os.environ, JUPYTER_CONFIG_DIR=str(CONFIG), **extra)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "_build" / "lab")
+    parser.add_argument("--chapters", default="", help="chapter stems, comma-separated (default: all)")
+    parser.add_argument("--no-start", action="store_true", help="write the notebooks, do not start JupyterLab")
+    args = parser.parse_args()
+    chapters = [ROOT / "book" / f"{stem}.md" for stem in args.chapters.split(",") if stem] or None
+    written = write_notebooks(args.out, chapters)
+    extensions = link_extensions(args.out / ".labextensions")
+    print(f"{len(written)} chapters written to {args.out}")
+    if args.no_start:
+        return 0
+    return subprocess.call(lab_command(args.out, extensions), env=lab_env())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
