@@ -211,7 +211,7 @@ def plot_landscape_data(land: Landscape, *, small: bool = False):
         ax, cax = fig.subplots(), None
     cf = _draw_landscape(ax, land)
     _risk_colorbar(fig, cf, cax, ax=ax)
-    ax.set_title(f"λ = {land.lam:g}: α = {land.alpha:.3g}, {land.n_steps} steps")
+    ax.set_title(f"λ = {land.lam:g}: α = {land.alpha:.3g}, {land.n_steps} steps", pad=9)
     legend = {"loc": "upper center", "ncols": 3, "frameon": False, "handletextpad": 0.3, "columnspacing": 1.0}
     if small:
         fig.legend(handles=_kind_handles(land.kinds), bbox_to_anchor=(0.47, 0.085), **legend)
