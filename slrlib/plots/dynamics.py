@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.ticker import LogLocator, MaxNLocator, MultipleLocator
 
 from slrlib.experiments import PGDExperiment, recovered, trajectory_runs
 from slrlib.plots.style import COLORS, median_band, step_axes
@@ -61,7 +62,7 @@ def plot_pgd_panels(exp: PGDExperiment, runs: Sequence[int] | None = None, *,
     Returns
     -------
     matplotlib.figure.Figure
-        The four panels, side by side.
+        The four panels, two by two.
     """
     r, cfg = exp.result, exp.config
     steps = np.asarray(r.steps)
@@ -70,7 +71,8 @@ def plot_pgd_panels(exp: PGDExperiment, runs: Sequence[int] | None = None, *,
         individual = bool(ok.any() and (~ok).any())
     runs = trajectory_runs(r) if runs is None else list(runs)
 
-    fig, axes = plt.subplots(1, 4, figsize=(15.5, 3.6), layout="constrained")
+    fig, axes = plt.subplots(2, 2, figsize=(6.8, 5.6), layout="constrained")
+    axes = axes.ravel()
     ax = axes[0]
     _band(ax, steps, exp.excess_risk, COLORS["attention"], "excess risk", individual)
     ax.set_ylabel(r"excess risk $\mathcal{R}_{\lambda_t} - \varepsilon^2$")
@@ -80,8 +82,8 @@ def plot_pgd_panels(exp: PGDExperiment, runs: Sequence[int] | None = None, *,
     _band(ax, steps, np.abs(np.asarray(r.kappa)), "tab:blue", r"$|\kappa_t|$", individual)
     _band(ax, steps, np.abs(np.asarray(r.nu)), "tab:orange", r"$|\nu_t|$", individual)
     ax.set_ylim(-0.05, 1.05)
-    ax.set_ylabel("alignment with the oracle")
-    ax.legend(loc="center right", fontsize=8)
+    ax.set_ylabel("alignment")
+    ax.legend(loc="center right", handlelength=1.2)
 
     ax = axes[2]
     for j, run in enumerate(runs):
@@ -96,20 +98,24 @@ def plot_pgd_panels(exp: PGDExperiment, runs: Sequence[int] | None = None, *,
     ax.set_xlim(-1.1, 1.1)
     ax.set_ylim(-1.1, 1.1)
     ax.set_aspect("equal")
+    ax.xaxis.set_major_locator(MultipleLocator(1.0))
+    ax.yaxis.set_major_locator(MultipleLocator(1.0))
     ax.set_xlabel(r"$\kappa_t$")
     ax.set_ylabel(r"$\nu_t$")
-    ax.legend(loc="lower right", fontsize=8)
+    ax.legend(loc="lower right", handlelength=1.0, handletextpad=0.4, borderpad=0.3, framealpha=0.9)
 
     ax = axes[3]
     dist = np.maximum(np.asarray(r.distance), DISTANCE_FLOOR)
     _band(ax, steps, dist, COLORS["linear"], "distance", individual)
     ax.set_yscale("log")
     ax.set_ylim(DISTANCE_FLOOR / 3, 3.0)
+    ax.yaxis.set_major_locator(LogLocator(numticks=5))
     ax.set_ylabel(r"distance to $\mathcal{M}$")
 
     step_axes(axes[[0, 1, 3]])
+    for ax in axes[[0, 1, 3]]:
+        ax.xaxis.set_major_locator(MaxNLocator(4, steps=[1, 2, 2.5, 5, 10]))
     axes[2].grid(alpha=0.3)
-    fig.suptitle(f"{cfg.title}  —  d = {cfg.d}, L = {cfg.L}, {cfg.n_runs} runs, α = {cfg.alpha:g}",
-                 fontsize=10)
+    fig.suptitle(f"{cfg.title}\nd = {cfg.d}, L = {cfg.L}, {cfg.n_runs} runs, α = {cfg.alpha:g}")
     plt.close(fig)
     return fig

@@ -89,7 +89,7 @@ def plot_sgd_panels(exp: SGDExperiment, runs: Sequence[int] | None = None) -> Fi
     Returns
     -------
     matplotlib.figure.Figure
-        The four panels, side by side.
+        The four panels, two by two.
 
     Raises
     ------
@@ -104,8 +104,8 @@ def plot_sgd_panels(exp: SGDExperiment, runs: Sequence[int] | None = None) -> Fi
     axes[0].set_ylabel(r"held-out risk $-\ \varepsilon^2$")
     axes[3].set_ylim(*SGD_DISTANCE_RANGE)
     cfg = exp.config
-    fig.suptitle(f"{cfg.title}  —  d = {cfg.d}, L = {cfg.L}, batch {cfg.batch_size}, {cfg.n_runs} runs, "
-                 f"α = {cfg.alpha:g}", fontsize=10)
+    fig.suptitle(f"{cfg.title}\nd = {cfg.d}, L = {cfg.L}, batch {cfg.batch_size}, {cfg.n_runs} runs, "
+                 f"α = {cfg.alpha:g}")
     return fig
 
 
