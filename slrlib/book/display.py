@@ -185,7 +185,12 @@ def show_figures() -> None:
     shell = get_ipython()
     if shell is None:
         return
-    import matplotlib.pyplot  # noqa: F401  (starts the inline backend before the formatter is set)
+    import matplotlib
+    import matplotlib.pyplot
     from matplotlib.figure import Figure
+
+    # Start the inline backend before the formatter is set: pyplot resolves its backend lazily
+    # (at the first figure), and the inline backend registers its own PNG formatter when it starts.
+    matplotlib.pyplot.switch_backend(matplotlib.rcParams["backend"])
 
     shell.display_formatter.formatters["image/png"].for_type(Figure, figure_png)
