@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from slrlib.plots.style import COLORS, MIN_FONT_PT, new_figure
+from slrlib.plots.style import COLORS, CSS_DPI, MIN_FONT_PT, new_figure
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -88,28 +88,42 @@ def plot_auc(result: ProbingResult) -> Figure:
                        "The same probes without their threshold: AUC (0.5 dashed)")
 
 
+def _crosses(p, q, a, b) -> bool:
+    """Whether the segments pq and ab cross (display coordinates)."""
+    def side(u, v, w):
+        return (v[0] - u[0]) * (w[1] - u[1]) - (v[1] - u[1]) * (w[0] - u[0])
+
+    return side(p, q, a) * side(p, q, b) < 0 and side(a, b, p) * side(a, b, q) < 0
+
+
 def _label_points(ax, xy, texts, *, fontsize=MIN_FONT_PT, color="#333333", marker_px=6.0):
     """Write each text next to its point, without overlaps: greedy placement in display space.
 
     Points are taken from the most crowded to the least; each label goes to the first free spot
-    on rings of growing radius around its point (inside the axes, clear of every marker, every
-    label placed before and the legend), with a thin leader line when it lands away from its point.
+    on rings of growing radius around its point, trying first the directions away from its
+    neighbours: inside the axes, clear of every marker, of every label placed before and of the
+    legend. A label away from its point gets a thin leader line, which may cross no other
+    leader, label or marker. Distances are CSS pixels: draw on a figure of ``CSS_DPI`` dots per
+    inch for the same placement everywhere.
     """
-    from matplotlib.transforms import Bbox
-
     from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.transforms import Bbox
 
     fig = ax.figure
     if not isinstance(fig.canvas, FigureCanvasAgg):
         FigureCanvasAgg(fig)
     fig.canvas.draw()  # the constrained layout fixes the axes before the labels are placed
     renderer = fig.canvas.get_renderer()
+    u = fig.dpi / CSS_DPI
+    marker_px *= u
     pts = ax.transData.transform(np.asarray(xy, dtype=float))
     frame = ax.get_window_extent(renderer)
-    blocked = [Bbox.from_extents(x - marker_px, y - marker_px, x + marker_px, y + marker_px) for x, y in pts]
+    boxes = []  # the labels placed so far
+    markers = [Bbox.from_extents(x - marker_px, y - marker_px, x + marker_px, y + marker_px) for x, y in pts]
     legend = ax.get_legend()
     if legend is not None:
-        blocked.append(legend.get_window_extent(renderer))
+        boxes.append(legend.get_window_extent(renderer))
+    leaders = []  # (point, anchor) of the leaders drawn so far
     sizes = []
     for text in texts:
         t = ax.text(0, 0, text, fontsize=fontsize)
@@ -117,43 +131,57 @@ def _label_points(ax, xy, texts, *, fontsize=MIN_FONT_PT, color="#333333", marke
         sizes.append((bb.width, bb.height))
         t.remove()
     dist = np.linalg.norm(pts[:, None] - pts[None], axis=-1)
-    crowd = np.sum(dist < 40, axis=1)
+    crowd = np.sum(dist < 40 * u, axis=1)
     order = np.argsort(-crowd, kind="stable")
-    pad = 1.5
-    angles = np.deg2rad([0, 30, -30, 60, -60, 90, -90, 120, -120, 150, -150, 180, 15, -15, 45, -45, 75, -75,
-                         105, -105, 135, -135, 165, -165])
+    pad = 1.5 * u
+    angles = np.deg2rad(np.arange(0, 360, 15))
+    radii = (8, 16, 22, 28, 36, 44, 54, 66, 80, 96, 116, 140)
+
+    def leader_ok(P, A):
+        if any(_crosses(P, A, p, q) for p, q in leaders):
+            return False
+        seg = np.linspace(P, A, 24)[1:-1]
+        return not any(b.contains(x, y) for b in boxes for x, y in seg)
+
     for i in order:
         (x, y), (w, h) = pts[i], sizes[i]
-        near = dist[i] < 60
-        order_a = angles
-        if crowd[i] > 2:  # try directions away from the neighbours first: fewer crossing leaders
-            away = np.arctan2(y - pts[near, 1].mean(), x - pts[near, 0].mean())
-            order_a = angles[np.argsort(np.abs(np.angle(np.exp(1j * (angles - away)))), kind="stable")]
-        placed = None
-        radii = (8, 16, 26, 38, 52, 68, 86, 106, 130)
-        for r in radii[2:] if crowd[i] > 2 else radii:  # crowded: out of the cluster, with a leader
+        near = dist[i] < 60 * u
+        away = np.arctan2(y - pts[near, 1].mean(), x - pts[near, 0].mean()) if near.sum() > 1 else 0.0
+        order_a = angles[np.argsort(np.abs(np.angle(np.exp(1j * (angles - away)))), kind="stable")]
+        placed = fallback = None
+        for r in radii[1:] if crowd[i] > 2 else radii:  # crowded: out of the cluster, with a leader
             for a in order_a:
-                cx, cy = x + r * np.cos(a), y + r * np.sin(a)
-                # anchor the label's nearest side to the candidate point
-                x0 = cx if np.cos(a) > 0.3 else (cx - w if np.cos(a) < -0.3 else cx - w / 2)
-                y0 = cy if np.sin(a) > 0.3 else (cy - h if np.sin(a) < -0.3 else cy - h / 2)
+                c, s_ = np.cos(a), np.sin(a)
+                cx, cy = x + r * u * c, y + r * u * s_
+                # the label's side that faces the point sits on the candidate point
+                x0 = cx if c > 0.3 else (cx - w if c < -0.3 else cx - w / 2)
+                y0 = cy if s_ > 0.3 else (cy - h if s_ < -0.3 else cy - h / 2)
                 bb = Bbox.from_extents(x0 - pad, y0 - pad, x0 + w + pad, y0 + h + pad)
-                inside = (bb.x0 >= frame.x0 + 2 and bb.x1 <= frame.x1 - 2 and bb.y0 >= frame.y0 + 2
-                          and bb.y1 <= frame.y1 - 2)
-                if inside and not any(bb.overlaps(o) for o in blocked):
-                    placed = (r, x0, y0, bb)
-                    break
+                inside = (bb.x0 >= frame.x0 + 2 * u and bb.x1 <= frame.x1 - 2 * u
+                          and bb.y0 >= frame.y0 + 2 * u and bb.y1 <= frame.y1 - 2 * u)
+                if not inside or any(bb.overlaps(o) for o in boxes + markers):
+                    continue
+                relpos = (0.0 if c > 0.3 else (1.0 if c < -0.3 else 0.5), 0.0 if s_ > 0.3 else (1.0 if s_ < -0.3 else 0.5))
+                A = (x0 + relpos[0] * w, y0 + relpos[1] * h)
+                if r > 8 and not leader_ok((x, y), A):
+                    fallback = fallback or (r, x0, y0, bb, relpos, A)  # free, but its leader crosses
+                    continue
+                placed = (r, x0, y0, bb, relpos, A)
+                break
             if placed:
                 break
+        placed = placed or fallback
         if placed is None:  # no free spot: write it on the point's right
-            placed = (8, x + 8, y - h / 2, Bbox.from_extents(x + 8, y - h / 2, x + 8 + w, y + h / 2))
-        r, x0, y0, bb = placed
-        blocked.append(bb)
+            placed = (8, x + 8 * u, y - h / 2, Bbox.from_extents(x + 8 * u, y - h / 2, x + 8 * u + w, y + h / 2),
+                      (0.0, 0.5), (x + 8 * u, y))
+        r, x0, y0, bb, relpos, A = placed
+        boxes.append(bb)
+        if r > 8:
+            leaders.append(((x, y), A))
         tx, ty = ax.transData.inverted().transform((x0, y0))
-        ann = ax.annotate(texts[i], xy=tuple(np.asarray(xy[i], dtype=float)), xytext=(tx, ty),
-                          textcoords="data", ha="left", va="bottom", fontsize=fontsize, color=color,
-                          arrowprops=dict(arrowstyle="-", color="#999999", lw=0.6, shrinkA=0, shrinkB=4)
-                          if r > 8 else None)
+        arrow = dict(arrowstyle="-", color="#999999", lw=0.6, shrinkA=1, shrinkB=4, relpos=relpos)
+        ann = ax.annotate(texts[i], xy=tuple(np.asarray(xy[i], dtype=float)), xytext=(tx, ty), textcoords="data",
+                          ha="left", va="bottom", fontsize=fontsize, color=color, arrowprops=arrow if r > 8 else None)
         ann.set_in_layout(False)
 
 
@@ -176,7 +204,7 @@ def plot_fig2(directions: EmbeddingDirections) -> Figure:
     """
     from matplotlib.lines import Line2D
 
-    fig = new_figure(figsize=(6.8, 6.0))
+    fig = new_figure(figsize=(6.8, 6.0), dpi=CSS_DPI)  # the labels are placed at this dpi, the same everywhere
     ax = fig.add_subplot()
     coords = np.asarray(directions.coords)
     kinds = np.array(directions.kind)
