@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
+from matplotlib.ticker import LogLocator, NullFormatter
 
 from slrlib.plots.style import COLORS, median_band, new_figure
 from slrlib.training.transformer import TransformerResult
@@ -88,6 +89,8 @@ def plot_fig8(res: TransformerResult) -> Figure:
     ax = axes[2]
     median_band(ax, steps[1:], res.ratio[:, 1:, 0], COLORS["linear"], r"$s_1/s_2$")
     ax.set_yscale("log")
+    ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))  # a few labelled ticks within a decade
+    ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_ylabel(r"$s_1/s_2$ of $W_Q^\top W_K$")
     ax.set_title("(c) rank-one check")
     for ax in axes:
