@@ -452,9 +452,9 @@ def test_figures_are_registered_and_draw(single_result, multi_result):
 
     assert figures.get("fig8").chapter == 10 and figures.get("fig10").chapter == 11
     fig = plot_fig8(single_result)
-    assert len(fig.axes) == 3
+    assert len(fig.axes) == 4  # three panels and the legends' place of the 2 x 2 grid
     fig = plot_fig10(multi_result)
-    assert len(fig.axes) == 3
+    assert len(fig.axes) == 4
     table = TX.transformer_table(single_result)
     assert len({v.size for v in table.values()}) == 1
     assert table["run"].size == 4 * SINGLE.n_logs

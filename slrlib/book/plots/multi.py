@@ -17,7 +17,7 @@ def plot_ideal_risk(curves: IdealCurves, marks: dict | None = None, lines: dict 
     ``lines`` labelled vertical lines, ``{label: lam}``.
     """
     lam = curves.lam
-    fig = new_figure(figsize=(6.4, 4.0))
+    fig = new_figure(figsize=(6.8, 4.4))
     ax = fig.subplots()
     for values, color, label in ((curves.ideal, COLORS["attention"], "two heads at the oracle directions"),
                                  (curves.one_head, COLORS["linear"], r"one head at $(k_1^\star, v_1^\star)$")):
@@ -35,5 +35,5 @@ def plot_ideal_risk(curves: IdealCurves, marks: dict | None = None, lines: dict 
     ax.set_xlabel(r"inverse temperature $\lambda$")
     ax.set_ylabel(r"excess risk $\mathcal{R}_\lambda - \varepsilon^2$")
     ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=7, loc="upper left")
+    ax.legend(loc="upper left")
     return fig
