@@ -21,7 +21,7 @@ SERIES_STYLE = {
     "softmax": (r"softmax, best $\lambda$ (reduced MC)", COLORS["softmax"], "s", "-"),
     "erf": (r"erf, best $\lambda$ (closed form)", COLORS["attention"], None, "-"),
     "linear": ("best linear (Prop. 3)", COLORS["linear"], None, "--"),
-    "hard_oracle": (r"hard oracle = softmax at $\lambda\to\infty$", COLORS["oracle"], None, ":"),
+    "hard_oracle": (r"hard oracle (softmax, $\lambda\to\infty$)", COLORS["oracle"], None, ":"),
 }
 
 
@@ -44,7 +44,7 @@ def _draw_panel(ax, panel: Any) -> None:
                     capsize=2, label=label)
         if np.any(~ok):
             ax.plot(x[~ok], y[~ok], color=color, marker=marker, ls="none", ms=5, mfc="white",
-                    label=f"{label.split(' (')[0]}: unresolved by the sample")
+                    label=f"{label.split(',')[0].split(' (')[0]}: unresolved")
     ax.set_xscale("log")
     ax.set_yscale("log")
     # the bottom of the scale: the smallest closed form or resolved estimate (unresolved points below it
@@ -63,20 +63,35 @@ def plot_beyond_softmax(data: Any):
     (at fixed :math:`L`) and against :math:`L` (at fixed :math:`d`). Monte Carlo points carry their
     standard errors; open markers flag points whose sample holds too few confusions between tokens
     to resolve the excess (there the estimate is too small)."""
-    fig = new_figure(figsize=(11.0, 4.4))
+    fig = new_figure(figsize=(6.8, 5.0))
     ax1, ax2 = fig.subplots(1, 2)
     _draw_panel(ax1, data.panel_d)
     _draw_panel(ax2, data.panel_L)
+    ax2.set_ylabel("")
     ax1.set_xlabel("dimension $d$")
     ax2.set_xlabel("sequence length $L$")
-    ax1.set_title(f"against $d$ at $L = {data.panel_d.fixed}$", fontsize=10)
-    ax2.set_title(f"against $L$ at $d = {data.panel_L.fixed}$", fontsize=10)
-    ax1.legend(fontsize=7, loc="lower left")
+    ax1.set_title(f"against $d$ at $L = {data.panel_d.fixed}$")
+    ax2.set_title(f"against $L$ at $d = {data.panel_L.fixed}$")
+    for ax in (ax1, ax2):
+        ax.yaxis.set_major_locator(_LogTicks())
+    handles, labels = ax1.get_legend_handles_labels()
+    rank = [v[0] for v in SERIES_STYLE.values()]
+    order = sorted(range(len(labels)), key=lambda i: ("unresolved" in labels[i], rank.index(labels[i])
+                                                      if labels[i] in rank else i))  # SERIES_STYLE's order
+    fig.legend([handles[i] for i in order], [labels[i] for i in order], loc="outside lower center", ncol=2,
+               handlelength=1.8, columnspacing=1.0)
     nb = max(int(np.max(p.n_bayes)) for p in (data.panel_d, data.panel_L))
     ns = max(int(np.max(p.n_softmax)) for p in (data.panel_d, data.panel_L))
-    fig.suptitle(rf"Each predictor at its best, $\gamma^2 = {data.gamma**2:.3g}$, $\varepsilon = 0$; "
-                 f"up to {nb} sequences per point (Bayes), {ns} (softmax)", fontsize=10)
+    fig.suptitle(rf"Each predictor at its best, $\gamma^2 = {data.gamma**2:.3g}$, $\varepsilon = 0$; up to"
+                 f"\n{nb:,} sequences per point (Bayes), {ns:,} (softmax)")
     return fig
+
+
+def _LogTicks():
+    """Decades on a log axis, at most five labelled."""
+    from matplotlib.ticker import LogLocator
+
+    return LogLocator(numticks=6)
 
 
 #: Label and colour of each arm of ``softmax_training``.
@@ -91,8 +106,10 @@ def plot_softmax_training(data: Any):
     r"""Three panels against the step: :math:`\kappa` and :math:`\nu` (for erf attention, whose predictor
     is unchanged by :math:`(k, v) \mapsto (-k, -v)`, multiplied by the sign of the final :math:`\nu`) and the
     held-out excess risk (log scale); median over runs with the 2.5–97.5 % band, one colour per arm."""
-    fig = new_figure(figsize=(12.0, 3.8))
-    axes = fig.subplots(1, 3)
+    from matplotlib.ticker import MaxNLocator, StrMethodFormatter
+
+    fig = new_figure(figsize=(6.8, 6.0))
+    axes = fig.subplots(2, 2).ravel()
     eps2 = data.task.eps**2
     for name, arm in data.arms.items():
         label, color = ARM_STYLE.get(name, (name, "k"))
@@ -100,17 +117,21 @@ def plot_softmax_training(data: Any):
         median_band(axes[0], arm.steps, sign * arm.kappa, color, label)
         median_band(axes[1], arm.steps, sign * arm.nu, color, label)
         median_band(axes[2], arm.steps, np.maximum(arm.heldout - eps2, 1e-6), color, label)
-    axes[0].set_ylabel(r"$\kappa = \langle k_t, k^\star\rangle$ (erf: $\times\,$sign $\nu_T$)")
-    axes[1].set_ylabel(r"$\nu = \langle v_t, v^\star\rangle$ (erf: $\times\,$sign $\nu_T$)")
+    axes[0].set_ylabel(r"$\kappa = \langle k_t, k^\star\rangle$")
+    axes[1].set_ylabel(r"$\nu = \langle v_t, v^\star\rangle$")
     axes[2].set_ylabel(r"held-out risk $-\ \varepsilon^2$")
     axes[2].set_yscale("log")
     for ax in axes[:2]:
         ax.axhline(0.9, color="k", lw=0.6, ls=":")
         ax.set_ylim(-1.05, 1.05)
-    step_axes(axes)
-    axes[0].legend(fontsize=7, loc="lower right")
+    step_axes(axes[:3])
+    for ax in axes[:3]:
+        ax.xaxis.set_major_locator(MaxNLocator(4))
+        ax.xaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
     runs = next(iter(data.arms.values())).kappa.shape[0]
+    axes[3].axis("off")
+    axes[3].legend(*axes[0].get_legend_handles_labels(), loc="center",
+                   title=f"median of {runs} runs, 95 % band\n" + r"(erf: $\kappa, \nu$ times sign $\nu_T$)")
     fig.suptitle(rf"Stochastic PGD from the sphere, $d = {data.task.d}$, $L = {data.task.L}$, "
-                 rf"$B = {data.batch_size}$, $\alpha = {data.alpha:g}$; {runs} runs per arm (median, 95 % band)",
-                 fontsize=10)
+                 rf"$B = {data.batch_size}$, $\alpha = {data.alpha:g}$")
     return fig
