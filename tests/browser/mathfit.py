@@ -22,7 +22,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from layout import EQUATIONS  # noqa: E402
 from sitepaths import CHROMIUM_FLAGS, ROOT, SITE  # noqa: E402
 
-BLOCK = re.compile(r"^\$\$[ \t]*\n(.*?)\n\$\$[ \t]*(?:\((?P<label>[^)\s]+)\))?[ \t]*$", re.S | re.M)
+BLOCK = re.compile(r"^(?P<indent>[ \t]*)\$\$[ \t]*\n(.*?)\n[ \t]*\$\$[ \t]*(?:\((?P<label>[^)\s]+)\))?[ \t]*$",
+                   re.S | re.M)
 VIEWPORTS = {"1300": ({"width": 1300, "height": 900}, "screen"), "print": ({"width": 718, "height": 1010}, "print")}
 FENCE = re.compile(r"^(`{3,}|:{3,})\s*(\{[^}]+\})?")
 
@@ -50,7 +51,8 @@ def equations(source: str) -> list[tuple[int, str, str | None, bool]]:
     found = []
     for m in BLOCK.finditer(source):
         line = source.count("\n", 0, m.start()) + 1
-        found.append((line, m.group(1), m.group("label"), line in boxed))
+        # An indented equation sits in a list item: drawn in a box, as narrow as the widest one.
+        found.append((line, m.group(2), m.group("label"), line in boxed or bool(m.group("indent"))))
     return found
 
 

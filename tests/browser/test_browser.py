@@ -13,6 +13,9 @@ import pytest
 from sitepaths import SCREENSHOTS, SITE, html_pages
 
 PAGES = html_pages()
+#: The chapters are opened, watched and photographed by test_layout.py (at two sizes); here the
+#: other pages.
+OTHER_PAGES = [p for p in PAGES if not (p.parent.name == "book" and p.name[:2].isdigit())]
 LOCAL_SCHEMES = ("file:", "data:", "blob:", "about:", "chrome-error:")
 
 
@@ -49,7 +52,7 @@ def shot_name(rel: str) -> str:
 
 
 @pytest.mark.skipif(not PAGES, reason=f"{SITE} has no built book: run `make book` first")
-@pytest.mark.parametrize("rel", [str(p.relative_to(SITE)) for p in PAGES])
+@pytest.mark.parametrize("rel", [str(p.relative_to(SITE)) for p in OTHER_PAGES])
 def test_page_loads_without_errors(browser_context, rel):
     page, watch = open_page(browser_context, rel)
     try:
@@ -152,24 +155,13 @@ OVERFLOWING_TABLES = """(share) => {
 
 
 @pytest.mark.skipif(not CHAPTER_PAGES, reason=f"{SITE} has no built book: run `make book` first")
-@pytest.mark.parametrize("rel", CHAPTER_PAGES + ["book/verified.html"])
-def test_verdicts_render_and_no_table_overflows_at_1300px(browser_context, rel):
+def test_no_table_of_the_ledger_overflows_at_1300px(browser_context):
+    """The chapters' tables are held by test_layout.py; here the ledger's."""
+    rel = "book/verified.html"
     page, watch = open_page(browser_context, rel)
     try:
         page.set_viewport_size({"width": 1300, "height": 900})
         wait_for_mathjax(page)
-        if rel != "book/verified.html":
-            verdicts = page.locator("article .slr-check")
-            assert verdicts.count() >= 1, f"{rel} shows no verdict"
-            assert page.locator("article .slr-check-fail").count() == 0
-            # Verdicts are folded (book/_ext/fold_checks.py): open the first fold, then read.
-            fold = page.locator("article details.slr-checks").first
-            fold.scroll_into_view_if_needed()
-            fold.locator("summary").click()
-            first = fold.locator(".slr-check").first
-            assert first.is_visible() and first.inner_text().startswith("✓")
-            box = first.bounding_box()
-            assert box["height"] > 5 and box["width"] > 100
         overflowing = page.evaluate(OVERFLOWING_TABLES, MIN_CONTENT_SHARE)
         assert overflowing == [], f"{rel}: tables wider than the page at 1300 px: {overflowing}"
         assert watch.errors == [] and watch.requests == []

@@ -11,7 +11,9 @@ On every chapter page (the measurements are in ``layout.py``; ``audit.py`` print
   describes it (not a file path);
 * a cell's check verdicts are folded: none is shown until its fold is opened;
 * no page scrolls sideways at 390 px, and the phone menu opens and lists the chapters;
-* no `$` or MyST role (``{prf:ref}``) is left unrendered in the text.
+* no `$` or MyST role (``{prf:ref}``) is left unrendered in the text, no table is wider than
+  the page (``test_browser.OVERFLOWING_TABLES``), and the page loads with no console error, no
+  uncaught exception and no request leaving the machine.
 
 Screenshots of chapters 3, 7 and 15 at both sizes go to ``_build/screenshots/`` for review.
 """
@@ -25,6 +27,7 @@ from bs4 import BeautifulSoup
 
 from layout import CODE, EQUATIONS, FIGURES, RAW_MARKUP, SIDEWAYS, VERDICTS
 from sitepaths import SCREENSHOTS, SITE, html_pages
+from test_browser import MIN_CONTENT_SHARE, OVERFLOWING_TABLES, PageWatch
 
 PAGES = html_pages()
 CHAPTERS = [str(p.relative_to(SITE)) for p in PAGES if p.parent.name == "book" and p.name[:2].isdigit()]
@@ -42,9 +45,13 @@ needs_book = pytest.mark.skipif(not CHAPTERS, reason=f"{SITE} has no built book:
 
 
 def open_chapter(context, rel: str, viewport: dict):
+    """The chapter at ``viewport``, typeset; and the list that collects its console errors,
+    uncaught exceptions and requests leaving the machine."""
     page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
+    watch = PageWatch(page)
+    errors = watch.errors
+    page.on("request", lambda r: r.url.startswith(("file:", "data:", "blob:", "about:", "chrome-error:"))
+            or errors.append(f"network request: {r.url}"))
     page.set_viewport_size(viewport)
     page.goto((SITE / rel).as_uri())
     page.wait_for_load_state("load")
@@ -101,7 +108,9 @@ def test_chapter_at_1300px(browser_context, rel):
 
         raw = page.evaluate(RAW_MARKUP)
         assert not raw, f"{rel}: unrendered markup in the text: {raw[:5]}"
-        assert errors == []
+        overflowing = page.evaluate(OVERFLOWING_TABLES, MIN_CONTENT_SHARE)
+        assert overflowing == [], f"{rel}: tables wider than the page at 1300 px: {overflowing}"
+        assert errors == [], errors
     finally:
         page.close()
 

@@ -191,3 +191,61 @@ def test_reproducibility_page_reports_every_chapter_execution(site):
     for page in _chapter_pages(site):
         assert page.stem in text, f"the execution table does not list {page.stem}"
     assert "jax" in text and "float64" in text
+
+
+# ------------------------------------------------------------------ figures as drawn
+def test_every_figure_was_drawn_for_the_column_and_legible(site):
+    """Each figure of the executed chapters came through slrlib.book.display.figure_png: at most
+    the column's width (its CSS width in the metadata, 2x pixels), no text below MIN_FONT_PT."""
+    import base64
+    import io
+    import json
+
+    from PIL import Image
+
+    from slrlib.plots.style import COLUMN_WIDTH_IN, CSS_DPI, MIN_FONT_PT, PIXEL_RATIO
+
+    executed = sorted((SITE.parent / "jupyter_execute" / "book").glob("[0-9][0-9]_*.ipynb"))
+    assert len(executed) >= 13
+    bad, count = [], 0
+    for nb_path in executed:
+        nb = json.loads(nb_path.read_text(encoding="utf-8"))
+        for i, cell in enumerate(c for c in nb["cells"] if c["cell_type"] == "code"):
+            for output in cell.get("outputs", []):
+                if "image/png" not in output.get("data", {}):
+                    continue
+                count += 1
+                meta = output.get("metadata", {}).get("image/png", {})
+                slr = meta.get("slr") or {}
+                width = Image.open(io.BytesIO(base64.b64decode(output["data"]["image/png"]))).size[0]
+                where = f"{nb_path.stem}, code cell {i}"
+                if not slr:
+                    bad.append(f"{where}: not drawn by figure_png (no size metadata)")
+                    continue
+                if slr["figure_width_in"] > COLUMN_WIDTH_IN + 1e-9 or meta["width"] > (COLUMN_WIDTH_IN + 0.2) * CSS_DPI:
+                    bad.append(f"{where}: {slr['figure_width_in']} in, {meta['width']} px wide")
+                if slr["min_font_pt"] is not None and slr["min_font_pt"] < MIN_FONT_PT:
+                    bad.append(f"{where}: text at {slr['min_font_pt']} pt")
+                if abs(width - PIXEL_RATIO * meta["width"]) > PIXEL_RATIO:
+                    bad.append(f"{where}: {width} pixels for {meta['width']} CSS px")
+    assert count >= 30 and bad == [], bad[:10]
+
+
+#: A MyST role left as text ("{prf:ref}`...`" shows as "{prf:ref}" before a code span).
+UNRENDERED_ROLE = re.compile(r"\{(?:prf:ref|eq|ref|numref|doc|cite(?::[a-z]+)?|glue(?::[a-z]+)?|math|term|eval)\}")
+
+
+@pytest.mark.skipif(not PAGES, reason=f"{SITE} has no built book: run `make book` first")
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(SITE)))
+def test_no_markup_left_unrendered(page):
+    """No `$` (an inline formula the parser did not take) and no MyST role in a page's text,
+    outside formulas, code and outputs' code (every page; test_layout.py checks the chapters
+    again after MathJax)."""
+    soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+    main = soup.select_one("article") or soup
+    for skip in main.select("pre, code, script, style, span.math, div.math, .highlight, textarea, kbd, samp, "
+                            "dt.sig, span.pre"):  # an API signature shows default values as code
+        skip.decompose()
+    text = main.get_text(" ")
+    found = [text[max(0, m.start() - 50):m.end() + 50] for m in re.finditer(r"\$|" + UNRENDERED_ROLE.pattern, text)]
+    assert found == [], found[:5]
