@@ -11,7 +11,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from slrlib.plots.style import COLORS, FIGSIZE, new_figure
+from slrlib.plots.style import COLORS, COLUMN_WIDTH_IN, new_figure
 from slrlib.core.risk import MonteCarloEstimate, null_risk, oracle_risk
 from slrlib.book.ch02_selectors import erf_weights, softmax_weights
 from slrlib.core.task import SLRTask
@@ -28,8 +28,13 @@ def _bars(ax, weights, j0, ylim, ylabel):
     ax.bar(np.arange(1, L + 1), weights, color=colors)
     ax.axhline(0.0, color="black", lw=0.6)
     ax.set_ylim(*ylim)
-    ax.set_xticks(np.arange(1, L + 1))
+    ax.set_xticks(_position_ticks(L))
     ax.set_ylabel(ylabel)
+
+
+def _position_ticks(L):
+    """A few positions 1..L to label: the ends and a middle one."""
+    return sorted({1, (L + 1) // 2, L}) if L > 4 else list(range(1, L + 1))
 
 
 def attention_weights(x, j0: int, k, lams) -> Figure:
@@ -42,17 +47,17 @@ def attention_weights(x, j0: int, k, lams) -> Figure:
     """
     x = np.asarray(x)
     lams = list(lams)
-    fig = new_figure(figsize=(FIGSIZE[0] * 0.62 * len(lams), FIGSIZE[1] * 1.2))
-    axes = fig.subplots(2, len(lams), sharex=True, squeeze=False)
+    fig = new_figure(figsize=(COLUMN_WIDTH_IN, 5.0))
+    axes = fig.subplots(2, len(lams), sharex=True, sharey="row", squeeze=False)
     for col, lam in enumerate(lams):
         w_erf = np.asarray(erf_weights(x, k, lam))
         w_soft = np.asarray(softmax_weights(x, k, lam))
-        _bars(axes[0, col], w_erf, j0, (-1.05, 1.05), r"erf$(\lambda X_\ell^\top k)$" if col == 0 else "")
-        axes[0, col].set_title(rf"$\lambda = {lam:g}$ ($\lambda\sqrt{{d}} = {lam * np.sqrt(x.shape[-1]):.3g}$)")
-        _bars(axes[1, col], w_soft, j0, (0.0, 1.05), r"softmax$(\lambda \mathbb{X} k)_\ell$" if col == 0 else "")
+        _bars(axes[0, col], w_erf, j0, (-1.05, 1.05), "erf weight" if col == 0 else "")
+        axes[0, col].set_title(rf"$\lambda = {lam:g}$" "\n" rf"$\lambda\sqrt{{d}} = {lam * np.sqrt(x.shape[-1]):.3g}$")
+        _bars(axes[1, col], w_soft, j0, (0.0, 1.05), "softmax weight" if col == 0 else "")
         axes[1, col].set_xlabel(r"position $\ell$")
     handles = [Patch(color=_RELEVANT, label=r"relevant position $J_0$"), Patch(color=_OTHER, label="other positions")]
-    axes[0, 0].legend(handles=handles, fontsize=7, loc="lower left")
+    fig.legend(handles=handles, loc="outside lower center", ncol=2)
     return fig
 
 
@@ -66,36 +71,31 @@ def weights_and_risk(x, j0: int, k, lam: float, task: SLRTask, lam_grid) -> Figu
     lam_grid = np.asarray(lam_grid, dtype=float)
     w_erf = np.asarray(erf_weights(x, k, lam))
     w_soft = np.asarray(softmax_weights(x, k, lam))
-    fig = new_figure(layout=None, figsize=(FIGSIZE[0] * 1.6, FIGSIZE[1]))
-    ax_w, ax_r = fig.subplots(1, 2, gridspec_kw={"wspace": 0.3})
+    fig = new_figure(layout=None, figsize=(COLUMN_WIDTH_IN, 4.0))
+    fig.subplots_adjust(left=0.1, right=0.98, bottom=0.3, top=0.88, wspace=0.35)
+    ax_w, ax_r = fig.subplots(1, 2)
     pos = np.arange(1, L + 1)
     edge = [_RELEVANT if ell == j0 else "none" for ell in range(L)]
-    ax_w.bar(pos - 0.2, w_erf, width=0.4, color=COLORS["attention"], edgecolor=edge, lw=2,
-             label=r"erf$(\lambda X_\ell^\top k^\star)$, eq. (3)")
-    ax_w.bar(pos + 0.2, w_soft, width=0.4, color=COLORS["softmax"], edgecolor=edge, lw=2,
-             label=r"softmax$(\lambda \mathbb{X} k^\star)_\ell$, eq. (2)")
+    ax_w.bar(pos - 0.2, w_erf, width=0.4, color=COLORS["attention"], edgecolor=edge, lw=2, label="erf weight (3)")
+    ax_w.bar(pos + 0.2, w_soft, width=0.4, color=COLORS["softmax"], edgecolor=edge, lw=2, label="softmax weight (2)")
     ax_w.axhline(0.0, color="black", lw=0.6)
-    ax_w.set_ylim(-1.05, 1.3)
-    ax_w.set_xticks(pos)
-    ax_w.set_xlabel(rf"position $\ell$ (relevant: $J_0 = {j0 + 1}$, outlined)")
+    ax_w.set_ylim(-1.05, 1.05)
+    ax_w.set_xticks(_position_ticks(L))
+    ax_w.set_xlabel(rf"position $\ell$ ($J_0 = {j0 + 1}$ outlined)")
     ax_w.set_ylabel("weight")
-    ax_w.legend(fontsize=7, loc="upper left", ncol=2)
-    ax_w.set_title(
-        rf"$\lambda = {lam:.3g}$: $\lambda\sqrt{{d}} = {lam * np.sqrt(task.d):.3g}$, "
-        rf"$\lambda\sqrt{{L}} = {lam * np.sqrt(task.L):.3g}$",
-        fontsize=10,
-    )
+    fig.suptitle(
+        rf"$\lambda = {lam:.3g}$:   $\lambda\sqrt{{d}} = {lam * np.sqrt(task.d):.3g}$,   "
+        rf"$\lambda\sqrt{{L}} = {lam * np.sqrt(task.L):.3g}$   ($d = {task.d}$, $L = {task.L}$)")
 
     risk = np.asarray(oracle_risk(lam_grid, task))
-    ax_r.loglog(lam_grid, risk, color=COLORS["attention"], label=r"erf predictor at $(k^\star, v^\star)$")
+    ax_r.loglog(lam_grid, risk, color=COLORS["attention"], label="erf risk (Theorem 1)")
     ax_r.plot([lam], [float(oracle_risk(lam, task))], "o", color=COLORS["attention"])
-    ax_r.axhline(null_risk(task), color=COLORS["null"], ls="--", lw=1, label=r"null predictor, $\gamma^2 + \varepsilon^2$")
+    ax_r.axhline(null_risk(task), color=COLORS["null"], ls="--", lw=1, label="null risk")
     if task.eps > 0:
         ax_r.axhline(task.eps**2, color=COLORS["bound"], ls=":", lw=1, label=r"$\varepsilon^2$")
-    ax_r.set_xlabel(r"inverse temperature $\lambda$")
-    ax_r.set_ylabel(r"risk $\mathcal{R}_\lambda(k^\star, v^\star)$")
-    ax_r.legend(fontsize=7, loc="upper left")
-    ax_r.set_title(rf"$d = {task.d}$, $L = {task.L}$ (closed form, Theorem 1)", fontsize=10)
+    ax_r.set_xlabel(r"$\lambda$")
+    ax_r.set_ylabel(r"risk at $(k^\star, v^\star)$")
+    fig.legend(loc="lower center", ncol=3, frameon=False, handlelength=1.5, columnspacing=1.2)
     return fig
 
 
@@ -116,24 +116,24 @@ def risk_vs_lambda(
     """
     lams = np.asarray(lams, dtype=float)
     lam_curve = np.asarray(lam_curve, dtype=float)
-    fig = new_figure(figsize=FIGSIZE)
+    fig = new_figure(figsize=(COLUMN_WIDTH_IN, 4.6))
     ax = fig.subplots()
     ax.plot(lam_curve, np.asarray(oracle_risk(lam_curve, task)), color=COLORS["attention"], lw=1.5,
-            label="erf (3): closed form (Theorem 1)")
+            label="erf (3), closed form")
     ax.errorbar(lams, erf_est.mean, yerr=2 * erf_est.stderr, fmt="o", color=COLORS["attention"],
-                mfc="white", label="erf (3): Monte Carlo")
+                mfc="white", label="erf (3), Monte Carlo")
     ax.errorbar(lams, softmax_est.mean, yerr=2 * softmax_est.stderr, fmt="s-", color=COLORS["softmax"],
-                mfc="white", lw=1, label="softmax (2): Monte Carlo")
+                mfc="white", lw=1, label="softmax (2), Monte Carlo")
     m = float(np.ravel(hard_est.mean)[0])
     s = float(np.ravel(hard_est.stderr)[0])
     ax.axhspan(m - 2 * s, m + 2 * s, color=COLORS["oracle"], alpha=0.4)
-    ax.axhline(m, color=COLORS["oracle"], lw=1.5, label="hard oracle (1): Monte Carlo")
-    ax.axhline(null_risk(task), color=COLORS["null"], ls="--", lw=1, label=r"null predictor $\gamma^2 + \varepsilon^2$")
+    ax.axhline(m, color=COLORS["oracle"], lw=1.5, label="hard oracle (1), Monte Carlo")
+    ax.axhline(null_risk(task), color=COLORS["null"], ls="--", lw=1, label=r"null, $\gamma^2 + \varepsilon^2$")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel(r"inverse temperature $\lambda$")
     ax.set_ylabel(r"risk at $(k^\star, v^\star)$")
     ax.set_title(rf"$d = {task.d}$, $L = {task.L}$, $\gamma^2 = {task.gamma**2:.3g}$, "
-                 rf"$\varepsilon = {task.eps:g}$; bars: ±2 standard errors", fontsize=10)
-    ax.legend(fontsize=7, loc="upper left")
+                 rf"$\varepsilon = {task.eps:g}$; bars: $\pm 2$ s.e.")
+    fig.legend(loc="outside lower center", ncol=2)
     return fig

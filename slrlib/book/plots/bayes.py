@@ -19,7 +19,7 @@ import matplotlib.ticker
 import numpy as np
 
 from slrlib.book.ch04_bayes import ReliabilityTable, hard_oracle_risk, oracle_excess_terms
-from slrlib.plots.style import COLORS
+from slrlib.plots.style import COLORS, COLUMN_WIDTH_IN
 from slrlib.core.task import SLRTask
 
 __all__ = [
@@ -43,24 +43,26 @@ def plot_reliability(table: ReliabilityTable, title: str | None = None):
     the mean of :math:`\max_\ell p_\ell`, per bin, with two binomial standard errors; the diagonal is
     perfect calibration. A bar chart below gives the number of samples per bin."""
     ok = table.count > 0
-    fig, (ax, axc) = _figure((5.2, 5.2), 2, 1, sharex=True, gridspec_kw={"height_ratios": [3, 1]})
+    fig, (ax, axc) = _figure((5.6, 5.0), 2, 1, sharex=True, layout="constrained",
+                             gridspec_kw={"height_ratios": [3, 1]})
     ax.plot([0, 1], [0, 1], color=COLORS["bound"], lw=0.8, ls="--", label="calibrated")
     ax.errorbar(table.confidence[ok], table.accuracy[ok], yerr=2 * table.stderr[ok], fmt="o", ms=5,
-                color=COLORS["bayes"], capsize=3, label=r"Bayes posterior ($\pm 2$ s.e.)")
+                color=COLORS["bayes"], capsize=3, label=r"Bayes posterior, $\pm 2$ s.e.")
     lo = float(np.nanmin(table.lower[ok]))
     ax.set_xlim(lo - 0.02, 1.01)
     ax.set_ylim(lo - 0.05, 1.02)
-    ax.set_ylabel("frequency with which the most probable position is $J_0$", fontsize=9)
-    ax.legend(fontsize=8, loc="upper left")
+    ax.set_ylabel(r"frequency of $\arg\max\, p = J_0$")
+    ax.legend(loc="upper left")
     if title:
-        ax.set_title(title, fontsize=10)
+        ax.set_title(title)
     centres = 0.5 * (table.lower + table.upper)
     widths = 0.9 * (table.upper - table.lower)
     axc.bar(centres, table.count, width=widths, color=COLORS["bayes"], alpha=0.5)
     axc.set_yscale("log")
+    axc.yaxis.set_major_locator(matplotlib.ticker.LogLocator(numticks=3))
     axc.set_ylabel("samples")
-    axc.set_xlabel(r"posterior confidence $\max_\ell p_\ell(\mathbb{X})$ (bin mean)")
-    fig.tight_layout()
+    axc.set_xlabel(r"posterior confidence $\max\, p$ (bin mean)")
+    fig.align_ylabels((ax, axc))
     return fig
 
 
@@ -73,7 +75,7 @@ def plot_corollary2_scalings(d, curves):
     (dashed line).
     """
     d = np.asarray(d, dtype=float)
-    fig, ax = _figure((6.8, 4.2))
+    fig, ax = _figure((COLUMN_WIDTH_IN, 5.4), layout="constrained")
     cmap = matplotlib.colormaps["tab10"]
     for i, (label, excess, holds) in enumerate(curves):
         ax.plot(d, np.asarray(excess), ls="-" if holds else "--", lw=2 if holds else 1.5,
@@ -83,10 +85,9 @@ def plot_corollary2_scalings(d, curves):
     ax.set_yscale("log")
     ax.set_xlabel("token dimension $d$")
     ax.set_ylabel(r"excess risk $\mathcal{R}_\lambda(k^\star, v^\star) - \varepsilon^2$")
-    ax.set_title(r"Corollary 2: $\lambda\sqrt{d}\to\infty$ and $\lambda\sqrt{L}\to 0$ (✓) or not (✗)", fontsize=10)
-    ax.legend(fontsize=8, loc="lower left")
+    ax.set_title(r"Corollary 2: $\lambda\sqrt{d}\to\infty$ and $\lambda\sqrt{L}\to 0$ (✓) or not (✗)")
+    fig.legend(loc="outside lower center", ncol=1, frameon=False)
     ax.grid(True, which="major", alpha=0.3)
-    fig.tight_layout()
     return fig
 
 
@@ -98,29 +99,25 @@ def plot_optimal_lambda(d, lam_star, excess_star, lam_asym=None, excess_asym=Non
     Right: the minimal excess risk. Dotted: the large-:math:`d` approximations, if given.
     """
     d = np.asarray(d, dtype=float)
-    fig, (a1, a2) = _figure((9.6, 3.8), 1, 2)
-    a1.plot(d, lam_star, "o-", ms=3, color=COLORS["attention"], label=r"$\lambda^\star(d)$ (exact minimiser)")
+    fig, (a1, a2) = _figure((COLUMN_WIDTH_IN, 3.8), 1, 2, layout="constrained")
+    a1.plot(d, lam_star, "o-", ms=3, color=COLORS["attention"], label="exact minimiser")
     if lam_asym is not None:
-        a1.plot(d, lam_asym, ":", lw=2, color=COLORS["bound"], label=r"$\sqrt{x^\star/d}$ (asymptotic)")
+        a1.plot(d, lam_asym, ":", lw=2, color=COLORS["bound"], label="asymptotic")
     a1.plot(d, 1 / np.sqrt(d), "--", lw=1, color=COLORS["null"], label=r"$1/\sqrt{d}$")
     if L is not None:
         a1.axhline(1 / math.sqrt(L), ls="-.", lw=1, color=COLORS["linear"], label=rf"$1/\sqrt{{L}}$, $L = {L}$")
-    a1.set_xscale("log")
-    a1.set_yscale("log")
-    a1.set_xlabel("token dimension $d$")
     a1.set_ylabel(r"best inverse temperature $\lambda^\star$")
-    a1.legend(fontsize=8, loc="lower left")
-    a2.plot(d, excess_star, "o-", ms=3, color=COLORS["attention"], label=r"$\min_\lambda \mathcal{R}_\lambda - \varepsilon^2$")
+    a2.plot(d, excess_star, "o-", ms=3, color=COLORS["attention"])
     if excess_asym is not None:
-        a2.plot(d, excess_asym, ":", lw=2, color=COLORS["bound"], label="asymptotic")
-    a2.set_xscale("log")
-    a2.set_yscale("log")
-    a2.set_xlabel("token dimension $d$")
-    a2.set_ylabel("excess risk at the best $\\lambda$")
-    a2.legend(fontsize=8, loc="lower left")
+        a2.plot(d, excess_asym, ":", lw=2, color=COLORS["bound"])
+    a2.set_ylabel(r"excess risk at $\lambda^\star$")
     for ax in (a1, a2):
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.xaxis.set_major_locator(matplotlib.ticker.LogLocator(numticks=4))
+        ax.set_xlabel("token dimension $d$")
         ax.grid(True, which="major", alpha=0.3)
-    fig.tight_layout()
+    fig.legend(loc="outside lower center", ncol=4, frameon=False, handlelength=1.6, columnspacing=1.2)
     return fig
 
 
@@ -140,37 +137,38 @@ def plot_bayes_vs_attention(d_curve, attention_excess, hard_excess, d_mc, bayes_
     att, hard = np.asarray(attention_excess), np.asarray(hard_excess)
     bm, bs = np.asarray(bayes_mean), np.asarray(bayes_stderr)
     e2 = eps**2
-    fig, (a1, a2) = _figure((10.0, 4.0), 1, 2)
+    fig, (a1, a2) = _figure((COLUMN_WIDTH_IN, 4.8), 1, 2, layout="constrained")
     a1.plot(d_curve, att + e2, color=COLORS["attention"], lw=2, label=r"erf attention, best $\lambda$")
     a1.plot(d_curve, hard + e2, color=COLORS["oracle"], lw=1.5, label="hard oracle (1)")
     a1.errorbar(d_mc, bm + e2, yerr=2 * bs, fmt="o", ms=4, color=COLORS["bayes"], capsize=2,
-                label="Bayes predictor (Monte Carlo)")
+                label=r"Bayes predictor, Monte Carlo $\pm 2$ s.e.")
     a1.axhline(e2, color=COLORS["bound"], ls="--", lw=1, label=r"lower bound $\varepsilon^2$, eq. (8)")
-    a1.axhline(null_excess + e2, color=COLORS["null"], ls=":", lw=1, label=r"null predictor $\gamma^2+\varepsilon^2$")
+    a1.axhline(null_excess + e2, color=COLORS["null"], ls=":", lw=1, label=r"null, $\gamma^2+\varepsilon^2$")
     a1.set_yscale("log")
     a1.set_xscale("log")
-    a1.set_xlabel("token dimension $d$")
     a1.set_ylabel("risk")
-    a1.set_ylim(0.1 * e2, 2 * (null_excess + e2))  # room below eps^2 for the legend
-    a1.legend(fontsize=7, loc="lower left")
-    a2.plot(d_curve, att, color=COLORS["attention"], lw=2, label=r"erf attention, best $\lambda$")
-    a2.plot(d_curve, np.where(hard > 0, hard, np.nan), color=COLORS["oracle"], lw=1.5,
-            label="hard oracle (upper bound on Bayes)")
+    a1.set_title("(a) risks")
+    a1.set_ylim(0.5 * e2, 2 * (null_excess + e2))
+    a1.yaxis.set_major_locator(matplotlib.ticker.LogLocator(numticks=4))
+    a2.plot(d_curve, att, color=COLORS["attention"], lw=2)
+    a2.plot(d_curve, np.where(hard > 0, hard, np.nan), color=COLORS["oracle"], lw=1.5)
     pos = bm > 0
     a2.errorbar(d_mc[pos], bm[pos], yerr=np.minimum(2 * bs[pos], 0.999 * bm[pos]), fmt="o", ms=4,
-                color=COLORS["bayes"], capsize=2, label="Bayes predictor (Monte Carlo)")
+                color=COLORS["bayes"], capsize=2)
     if fit is not None:
         slope, intercept = fit
         a2.plot(d_curve, np.exp(intercept + slope * d_curve), ":", color=COLORS["bayes"], lw=1.5,
                 label=f"fit $e^{{{intercept:.2f} {slope:+.3f}\\,d}}$, extrapolated")
     a2.set_yscale("log")
-    a2.set_xlabel("token dimension $d$")
     a2.set_ylabel(r"excess risk over $\varepsilon^2$")
+    a2.set_title(r"(b) excess, linear $d$")
     a2.set_ylim(1e-30, 2)
-    a2.legend(fontsize=7, loc="lower left")
+    a2.yaxis.set_major_locator(matplotlib.ticker.LogLocator(numticks=4))
+    a2.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(4))
     for ax in (a1, a2):
+        ax.set_xlabel("token dimension $d$")
         ax.grid(True, which="major", alpha=0.3)
-    fig.tight_layout()
+    fig.legend(loc="outside lower center", ncol=2, frameon=False)
     return fig
 
 
@@ -202,8 +200,8 @@ def plot_excess_vs_d(lam: float, L: int, gamma: float = math.sqrt(0.5)):
     rel, noi = np.asarray(terms.relevant), np.asarray(terms.noise)
     envelope, hard = _references(int(L), float(gamma))
     floor = 1e-6
-    fig, ax = _figure((6.4, 3.8))
-    fig.subplots_adjust(left=0.12, right=0.97, bottom=0.13, top=0.9)
+    fig, ax = _figure((COLUMN_WIDTH_IN, 4.6))
+    fig.subplots_adjust(left=0.13, right=0.97, bottom=0.3, top=0.87)
     # Plain-text labels and tick labels (no mathtext): a frame renders several times faster.
     ax.plot(d, rel + noi, color=COLORS["attention"], lw=2.5, label=f"excess risk at λ = {lam:g}")
     ax.plot(d, np.maximum(rel, floor / 10), color=COLORS["oracle"], lw=1, ls="-.", label="relevant-token term")
@@ -214,16 +212,17 @@ def plot_excess_vs_d(lam: float, L: int, gamma: float = math.sqrt(0.5)):
     d_sat = 1.0 / lam**2
     if d[0] <= d_sat <= d[-1]:
         ax.axvline(d_sat, color=COLORS["null"], lw=0.8)
-        ax.text(d_sat * 1.1, 2.5 * max(L, 1), "λ√d = 1", fontsize=8, color=COLORS["null"], va="top")
+        ax.text(d_sat * 1.1, 2.5 * max(L, 1), "λ√d = 1", color=COLORS["null"], va="top")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_ylim(floor, 5 * max(L, 1))
     for axis in (ax.xaxis, ax.yaxis):
         axis.set_major_formatter(_PLAIN_LOG)
         axis.set_minor_locator(matplotlib.ticker.NullLocator())
+    ax.yaxis.set_major_locator(matplotlib.ticker.LogLocator(numticks=5))
     ax.set_xlabel("token dimension d")
     ax.set_ylabel("excess risk over ε²")
-    ax.set_title(f"L = {L}, λ = {lam:g}:  λ√L = {lam * math.sqrt(L):.3g},  "
-                 f"noise floor (L−1) ζ(0, λ) = {float(noi[0]):.2e}", fontsize=9)
-    ax.legend(fontsize=7, loc="lower left")
+    ax.set_title(f"L = {L}, λ = {lam:g}:   λ√L = {lam * math.sqrt(L):.3g}\n"
+                 f"noise floor (L−1) ζ(0, λ) = {float(noi[0]):.2e}")
+    fig.legend(loc="lower center", ncol=2, frameon=False, handlelength=1.8, columnspacing=1.2)
     return fig

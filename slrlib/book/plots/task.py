@@ -14,7 +14,9 @@ import jax
 import numpy as np
 from matplotlib.figure import Figure
 
-from slrlib.plots.style import COLORS, FIGSIZE, new_figure
+from matplotlib.ticker import MaxNLocator
+
+from slrlib.plots.style import COLORS, COLUMN_WIDTH_IN, FIGSIZE, new_figure
 from slrlib.book.ch02_selectors import norm_selector_accuracy, relevant_token, sq_norm_laws
 from slrlib.core.task import SLRTask
 
@@ -56,18 +58,17 @@ def token_clouds(X, J0, y, k_star, v_star, key, n_seq: int = 300) -> Figure:
     U, _ = np.linalg.qr(A)
     rel, other = _split_tokens(X, J0)
 
-    fig = new_figure(figsize=(FIGSIZE[0] * 1.9, FIGSIZE[1]))
+    fig = new_figure(figsize=(COLUMN_WIDTH_IN, 3.0))
     axes = fig.subplots(1, 3)
-    kw_other = dict(s=4, alpha=0.35, color=_OTHER, lw=0, label=r"other tokens $X_\ell$, $\ell \ne J_0$")
+    kw_other = dict(s=4, alpha=0.35, color=_OTHER, lw=0, label=r"other tokens")
     kw_rel = dict(s=6, alpha=0.8, color=_RELEVANT, lw=0, label=r"relevant token $X_{J_0}$")
 
     ax = axes[0]
     ax.scatter(other @ U[:, 0], other @ U[:, 1], **kw_other)
     ax.scatter(rel @ U[:, 0], rel @ U[:, 1], **kw_rel)
-    ax.set_xlabel(r"$X_\ell^\top u_1$ ($u_1 \perp k^\star, v^\star$, random)")
-    ax.set_ylabel(r"$X_\ell^\top u_2$ ($u_2 \perp k^\star, v^\star, u_1$, random)")
-    ax.set_title("(a) a random view")
-    ax.set_aspect("equal", adjustable="datalim")
+    ax.set_xlabel(r"$X_\ell^\top u_1$")
+    ax.set_ylabel(r"$X_\ell^\top u_2$")
+    ax.set_title("(a) random view")
 
     ax = axes[1]
     q = np.sqrt(d / 2.0)
@@ -76,9 +77,7 @@ def token_clouds(X, J0, y, k_star, v_star, key, n_seq: int = 300) -> Figure:
     ax.axvline(q, color=COLORS["bound"], lw=0.8, ls="--", label=r"$\sqrt{d/2}$")
     ax.set_xlabel(r"$X_\ell^\top k^\star$")
     ax.set_ylabel(r"$X_\ell^\top v^\star$")
-    ax.set_title(r"(b) the view along $(k^\star, v^\star)$")
-    ax.set_aspect("equal", adjustable="datalim")
-    ax.legend(loc="lower left", fontsize=8, markerscale=2)
+    ax.set_title(r"(b) along $k^\star, v^\star$")
 
     ax = axes[2]
     x_rel_v = np.asarray(relevant_token(X, J0)) @ v_star
@@ -86,10 +85,16 @@ def token_clouds(X, J0, y, k_star, v_star, key, n_seq: int = 300) -> Figure:
     lim = np.array([min(x_rel_v.min(), y.min()), max(x_rel_v.max(), y.max())])
     ax.plot(lim, lim, color=COLORS["bound"], lw=0.8, label=r"$Y = X_{J_0}^\top v^\star$")
     ax.set_xlabel(r"$X_{J_0}^\top v^\star$")
-    ax.set_ylabel(r"$Y$")
-    ax.set_title(r"(c) the output reads $X_{J_0}$ along $v^\star$")
-    ax.set_aspect("equal", adjustable="datalim")
-    ax.legend(loc="upper left", fontsize=8)
+    ax.set_ylabel(r"$Y$", labelpad=0)
+    ax.set_title("(c) the output")
+    for ax in axes:
+        ax.set_aspect("equal", adjustable="datalim")
+        ax.xaxis.set_major_locator(MaxNLocator(4))
+        ax.yaxis.set_major_locator(MaxNLocator(4))
+    handles, labels = axes[1].get_legend_handles_labels()
+    h3, l3 = axes[2].get_legend_handles_labels()
+    fig.legend(handles + h3, labels + l3, loc="outside lower center", ncol=4, markerscale=2.5,
+               handlelength=1.2, columnspacing=1.0)
     return fig
 
 
@@ -113,22 +118,20 @@ def norm_histograms(X, J0, task: SLRTask, bins: int = 40) -> Figure:
     edges = np.linspace(lo, hi, bins + 1)
     t = np.linspace(lo, hi, 400)
 
-    fig = new_figure(figsize=FIGSIZE)
+    fig = new_figure(figsize=(COLUMN_WIDTH_IN, 3.6))
     ax = fig.subplots()
     ax.hist(other_sq, bins=edges, density=True, color=_OTHER, alpha=0.45,
-            label=rf"other tokens ({other_sq.size} draws)")
+            label=f"other tokens ({other_sq.size:,})".replace(",", " "))
     ax.hist(rel_sq, bins=edges, density=True, color=_RELEVANT, alpha=0.45,
-            label=rf"relevant tokens ({rel_sq.size} draws)")
-    ax.plot(t, _density_of_scaled(law_other, d, t), color=_OTHER, lw=1.5,
-            label=r"exact: $\chi^2_d / d$")
-    ax.plot(t, _density_of_scaled(law_rel, d, t), color=_RELEVANT, lw=1.5,
-            label=r"exact: $\gamma^2\chi^2_d(d/(2\gamma^2)) / d$")
+            label=f"relevant tokens ({rel_sq.size:,})".replace(",", " "))
+    ax.plot(t, _density_of_scaled(law_other, d, t), color=_OTHER, lw=1.5, label=r"exact, $\chi^2_d / d$")
+    ax.plot(t, _density_of_scaled(law_rel, d, t), color=_RELEVANT, lw=1.5, label="exact, relevant")
     ax.axvline(1.0, color=_OTHER, ls="--", lw=1)
     ax.axvline(0.5 + task.gamma**2, color=_RELEVANT, ls=":", lw=1.5)
-    ax.set_xlabel(r"squared norm over dimension, $\|X\|^2/d$")
+    ax.set_xlabel(r"$\|X\|^2/d$")
     ax.set_ylabel("density")
-    ax.set_title(rf"$d = {d}$, $\gamma^2 = {task.gamma**2:.3g}$: exact means $1$ and $1/2 + \gamma^2$ (vertical lines)")
-    ax.legend(fontsize=8)
+    ax.set_title(rf"$d = {d}$, $\gamma^2 = {task.gamma**2:.3g}$; vertical lines: exact means")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     return fig
 
 
@@ -146,22 +149,22 @@ def norm_laws(task: SLRTask) -> Figure:
     t = np.linspace(lo, hi, 400)
     acc = norm_selector_accuracy(task)
 
-    fig = new_figure(layout=None, figsize=FIGSIZE)
+    fig = new_figure(layout=None, figsize=(COLUMN_WIDTH_IN, 3.6))
+    fig.subplots_adjust(left=0.1, right=0.66, bottom=0.15, top=0.86)
     ax = fig.subplots()
     ax.fill_between(t, _density_of_scaled(law_other, d, t), color=_OTHER, alpha=0.35,
-                    label=r"other tokens, $\|X_\ell\|^2/d$")
+                    label="other tokens")
     ax.fill_between(t, _density_of_scaled(law_rel, d, t), color=_RELEVANT, alpha=0.35,
-                    label=r"relevant token, $\|X_{J_0}\|^2/d$")
-    ax.axvline(1.0, color=_OTHER, ls="--", lw=1)
+                    label="relevant token")
+    ax.axvline(1.0, color=_OTHER, ls="--", lw=1, label="their means")
     ax.axvline(0.5 + task.gamma**2, color=_RELEVANT, ls=":", lw=1.5)
     ax.set_xlabel(r"$\|X\|^2/d$")
     ax.set_ylabel("density")
-    ax.set_title(
-        rf"$d={d}$, $L={task.L}$, $\gamma^2={task.gamma**2:.3g}$: "
-        rf"P(largest norm $= J_0$) $= {acc:.3f}$ (chance $1/L = {1 / task.L:.3f}$)",
-        fontsize=10,
-    )
-    ax.legend(fontsize=8, loc="upper right")
+    ax.xaxis.set_major_locator(MaxNLocator(5))
+    ax.set_title(rf"$d={d}$, $L={task.L}$, $\gamma^2={task.gamma**2:.3g}$")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
+    ax.text(1.04, 0.35, f"largest norm\nfinds $J_0$ with\nprobability {acc:.3f}\n(chance {1 / task.L:.3f})",
+            transform=ax.transAxes, ha="left", va="top")
     return fig
 
 
@@ -191,7 +194,7 @@ def sentiment_sketch(pairs=SENTIMENT_PAIRS) -> Figure:
             raise ValueError(f"position must index a token of {tokens!r}, got {pos!r}")
         if replacement == tokens[pos]:
             raise ValueError(f"replacement must differ from the token it replaces, got {replacement!r} twice")
-    fig = new_figure(figsize=(FIGSIZE[0] * 1.35, 0.75 * len(pairs) * 2 + 0.4))
+    fig = new_figure(figsize=(COLUMN_WIDTH_IN, 0.62 * len(pairs) * 2 + 0.5))
     ax = fig.add_subplot()
     ax.set_axis_off()
     row = 0.0
@@ -203,17 +206,17 @@ def sentiment_sketch(pairs=SENTIMENT_PAIRS) -> Figure:
                 words[pos] = replacement
             for i, word in enumerate(words):
                 deciding = i == pos
-                ax.text(i, -row, word, ha="center", va="center", fontsize=10,
+                ax.text(i, -row, word, ha="center", va="center",
                         bbox=dict(boxstyle="round,pad=0.3",
                                   facecolor=_RELEVANT if deciding else "white",
                                   edgecolor=_RELEVANT if deciding else _OTHER, alpha=0.9))
             ax.annotate("", xy=(width + 0.3, -row), xytext=(len(words) - 0.4, -row),
                         arrowprops=dict(arrowstyle="->", color=_OTHER))
-            ax.text(width + 0.45, -row, label, ha="left", va="center", fontsize=10,
+            ax.text(width + 0.45, -row, label, ha="left", va="center",
                     color=COLORS["bayes"] if label == "positive" else COLORS["linear"])
             row += 1.0
         row += 0.6
     ax.set_xlim(-0.8, width + 2.2)
     ax.set_ylim(-row + 0.9, 0.7)
-    ax.set_title("One token decides the sentiment, at a position that varies", fontsize=11)
+    ax.set_title("One token decides the sentiment, at a position that varies")
     return fig
