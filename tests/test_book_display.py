@@ -52,3 +52,17 @@ def test_build_environment_reports_the_pinned_versions():
     for name in shown:
         assert rows[name] == pins[name], name
     assert rows["float64"] == "enabled"
+
+
+def test_glued_numbers_for_jupyterlab_prose():
+    """{eval}`glued("key", ".3f")`: the glued number formatted; before it is glued, a label that
+    glue_numbers fills in (the prose of a chapter run in JupyterLab, book/_ext/to_notebook.py)."""
+    from slrlib.book import display
+
+    early = display.glued("test_glued_x", ".3f")
+    assert early.value == display.PENDING
+    display.glue_numbers(test_glued_x=np.float64(2.0) / 3)
+    assert early.value == "0.667"
+    late = display.glued("test_glued_x", ".3f")
+    assert repr(late) == "0.667" and isinstance(late, display.ProseNumber)
+    assert repr(display.glued("test_glued_x")) == repr(2.0 / 3)

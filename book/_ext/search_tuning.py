@@ -5,11 +5,12 @@
 
 **Snippets.** Sphinx shows a result's summary by fetching its page, which a browser refuses
 for a book opened from disk (``file://``), with a console error per result; the book had
-summaries off. Here every page's text (its main content, without tags, scripts, styles and
-outputs' images) is written to ``_static/slr-page-texts.js``, which only the search page
-loads; it answers Sphinx's fetch of a page of the book from that text, so the summaries work
-from disk and from a server alike, with no request. The texts of pages not written by an
-incremental build are kept from the previous build (``_build/.slr-page-texts.json``).
+summaries off. Here every page's text (its main content, without tags, scripts, styles, and
+code blocks: a snippet quotes the prose) is written to ``_static/slr-page-texts.js``, which
+only the search page loads; it answers Sphinx's fetch of a page of the book from that text,
+so the summaries work from disk and from a server alike, with no request. The texts of pages
+not written by an incremental build are kept from the previous build
+(``_build/.slr-page-texts.json``).
 """
 
 from __future__ import annotations
@@ -25,13 +26,14 @@ STATIC = Path(__file__).parent / "static"
 TEXTS_JS = "slr-page-texts.js"
 SHIM_JS = "slr-search-snippets.js"
 
-_DROP = re.compile(r"<(script|style)\b.*?</\1>", re.S | re.I)
+#: Left out of the pages' texts: scripts, styles, and code (a snippet quotes the prose).
+_DROP = re.compile(r"<(script|style|pre)\b.*?</\1>", re.S | re.I)
 _TAG = re.compile(r"<[^>]+>")
 _SPACE = re.compile(r"\s+")
 
 
 def page_text(body_html: str) -> str:
-    """The text of a page's body: no tags, scripts or styles; whitespace collapsed."""
+    """The text of a page's body: no tags, scripts, styles or code blocks; whitespace collapsed."""
     text = _TAG.sub(" ", _DROP.sub(" ", body_html))
     return _SPACE.sub(" ", html.unescape(text)).strip()
 

@@ -22,8 +22,8 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["Table", "table", "text_table", "first_passage", "glue_numbers", "glued", "figure_png",
-           "show_figures"]
+__all__ = ["Table", "table", "text_table", "first_passage", "glue_numbers", "glued", "ProseNumber",
+           "PENDING", "figure_png", "show_figures"]
 
 #: The numbers glued so far in this session (for :func:`glued`), and the live labels waiting
 #: for a number not glued yet.
@@ -165,7 +165,7 @@ def glued(name: str, spec: str = ""):
     JupyterLab (``book/_ext/to_notebook.py``) shows it with the ``{eval}`` role of
     jupyterlab-myst, ``{eval}`glued("name", ".3f")```, evaluated in the kernel when the
     markdown cell is rendered. A number glued further down the chapter than the prose that
-    quotes it is not known yet then: the prose shows a live label (:data:`PENDING`), filled in
+    quotes it is not known yet then: the prose shows a live label (``PENDING``), filled in
     when :func:`glue_numbers` glues it.
 
     Parameters

@@ -81,7 +81,7 @@ FIGURES = r"""() => {
     out.push({src: (img.getAttribute('src') || '').slice(0, 40), shown: Math.round(shown), drawn: Math.round(asked),
               natural: img.naturalWidth, scale: asked ? shown / asked : 0, density: shown ? img.naturalWidth / shown : 0,
               caption: caption ? caption.innerText.trim().slice(0, 80) : '', numbered: !!number,
-              alt: alt.slice(0, 80), altIsPath: /\.(png|svg|jpe?g|pdf)$/i.test(alt) || alt.includes('/'),
+              alt: alt.slice(0, 80), altIsPath: /^\S+\.(png|svg|jpe?g|pdf)$/i.test(alt) || /^(\.\.\/|_images\/|\/)\S*$/.test(alt),
               slider: !!img.closest('.slr-slider-figure')});
   }
   return out;

@@ -249,3 +249,56 @@ def test_no_markup_left_unrendered(page):
     text = main.get_text(" ")
     found = [text[max(0, m.start() - 50):m.end() + 50] for m in re.finditer(r"\$|" + UNRENDERED_ROLE.pattern, text)]
     assert found == [], found[:5]
+
+
+# ------------------------------------------------------------------ orientation
+def test_every_chapter_opens_with_its_guide_and_ends_with_a_summary(site):
+    """The guide box (book/_ext/chapter_guide.py) first, with what it shows, what it needs and a
+    reading time; a "Summary" section last but for the exercises and further questions."""
+    for page in _chapter_pages(site):
+        soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        article = soup.select_one("article")
+        guide = article.select_one(".slr-chapter-guide")
+        assert guide is not None, f"{page.name} has no chapter guide"
+        first_section = article.select_one("section section")
+        assert first_section is None or guide.sourceline < first_section.sourceline, \
+            f"{page.name}: the guide is not at the top"
+        fields = {" ".join(dt.get_text().split()).rstrip(":").strip(): " ".join(dd.get_text().split())
+                  for dt, dd in zip(guide.select("dt"), guide.select("dd"))}
+        assert set(fields) == {"Shows", "Needs", "Reading"}, (page.name, fields)
+        assert len(fields["Shows"]) > 40
+        assert re.fullmatch(r"about \d+ min \([\d ]+ words of prose\)", fields["Reading"]), fields["Reading"]
+        assert fields["Needs"] == "the preface only" or re.fullmatch(r"Chapter \d+(, Chapter \d+)*", fields["Needs"])
+        titles = [h.get_text(" ", strip=True).rstrip("#").strip() for h in article.select("section > h2")]
+        assert any(t.split(" ", 1)[-1] == "Summary" for t in titles), f"{page.name} has no Summary: {titles}"
+
+
+def test_the_preface_maps_the_chapters_and_the_core_path(site):
+    soup = BeautifulSoup((site / "book" / "index.html").read_text(encoding="utf-8"), "html.parser")
+    table = soup.select_one("table.slr-chapter-map")
+    assert table is not None
+    rows = [[td.get_text(" ", strip=True) for td in tr.select("td")] for tr in table.select("tbody tr")]
+    assert [r[0] for r in rows] == [str(i) for i in range(1, len(_chapter_pages(site)) + 1)]
+    core = [int(r[0]) for r in rows if r[3] == "core"]
+    assert core == [1, 2, 3, 4, 5, 6, 7, 9]
+    assert all(r[3] in ("core", "extension") for r in rows)
+    assert all(re.fullmatch(r"\d+ min", r[4]) for r in rows)
+    # Prerequisites come before: the map is a reading order.
+    for r in rows:
+        assert all(int(n) < int(r[0]) for n in re.findall(r"\d+", r[2])), r
+
+
+def test_the_papers_results_carry_the_papers_numbers(site):
+    """Proposition 8 of the paper is "Proposition 8" on its box and in every reference to it."""
+    soup = BeautifulSoup((site / "book" / "07_theorem5.html").read_text(encoding="utf-8"), "html.parser")
+    box = soup.find(id="prop-t5-descent") or soup.select_one("div.proof.slr-paper")
+    boxes = soup.select("div.proof.slr-paper")
+    numbers = [b.select_one(".caption-number").get_text(strip=True) for b in boxes]
+    assert "Proposition 8" in numbers and "Theorem 5" in numbers, numbers
+    assert box is not None
+    refs = [a.get_text(" ", strip=True) for a in soup.select("a.reference") if "#prop-t5-descent" in a.get("href", "")]
+    assert refs and all(r == "Proposition 8" for r in refs), refs
+    # The book's own boxes keep the chapter's numbering, from 1 without gaps.
+    own = [b.select_one(".caption-number").get_text(strip=True) for b in soup.select("div.proof")
+           if "slr-paper" not in b.get("class", []) and b.select_one(".caption-number")]
+    assert all(re.fullmatch(r"[A-Z][a-z]+ 7\.\d+", n) for n in own), own

@@ -1,0 +1,59 @@
+"""The book's tools, on small inputs: folded verdicts, reading times, chapters as notebooks."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "book" / "_ext"))
+
+from docutils import nodes  # noqa: E402
+
+import chapter_guide  # noqa: E402
+import fold_checks  # noqa: E402
+import to_notebook  # noqa: E402
+from slrlib.verify import Check  # noqa: E402
+
+
+def _verdict(number: int, passed: bool = True) -> nodes.raw:
+    check = Check(number, f"check-{number}", f"claim {number}", "that", "", "", "", passed, "")
+    return nodes.raw("", check._repr_html_(), format="html")
+
+
+def test_consecutive_passed_verdicts_fold_into_one_line_and_a_failed_one_stays_open():
+    cell = nodes.container(classes=["cell_output"])
+    cell += [_verdict(1), _verdict(2), nodes.raw("", "<table></table>", format="html"), _verdict(3),
+             _verdict(4, passed=False)]
+    assert fold_checks.fold(cell) == 2
+    html = [child.astext() for child in cell.children]
+    assert html[0].startswith('<details class="slr-checks"><summary>') and "✓</span> 2 checks" in html[0]
+    assert 'id="check-1"' in html[0] and 'id="check-2"' in html[0]
+    assert html[1] == "<table></table>"
+    assert "✓</span> 1 check<" in html[2]
+    assert html[3].startswith('<div class="slr-check slr-check-fail"'), "a failed verdict is never folded"
+
+
+def test_reading_time_rounds_up_to_five_minutes():
+    assert chapter_guide.reading_minutes(0) == 5
+    assert chapter_guide.reading_minutes(150 * 25) == 25
+    assert chapter_guide.reading_minutes(150 * 25 + 1) == 30
+    doc = nodes.document(None, None)
+    para = nodes.paragraph(text="Three plain words")
+    para += nodes.math(text=r"\lambda q \kappa")
+    doc += [para, nodes.literal_block(text="x = 1 + 2 words in code")]
+    assert chapter_guide.count_words(doc) == 3
+
+
+def test_a_chapters_markup_becomes_what_jupyterlab_renders():
+    book = to_notebook.Book()
+    here = "book/03_oracle_risk".split("/")[-1]
+    text = ("At {glue:text}`ch3_best_lam:.4f`, see {numref}`Chapter %s <ch-bayes>` and {cite}`marion2025attention`; "
+            "{eq}`eq-oracle-risk` stays, {prf:ref}`thm-t5-main` links, {func}`slrlib.zeta` is code.")
+    out = to_notebook.rewrite_roles(text, book, here)
+    assert '{eval}`glued("ch3_best_lam", ".4f")`' in out
+    assert "[Chapter 4](04_bayes.ipynb)" in out
+    assert "(Marion et al., 2025)" in out
+    assert "{eq}`eq-oracle-risk`" in out  # defined in this chapter: jupyterlab-myst resolves it
+    assert "[Chapter 7](07_theorem5.ipynb)" in out
+    assert "`slrlib.zeta`" in out and "{func}" not in out
