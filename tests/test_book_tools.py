@@ -57,3 +57,21 @@ def test_a_chapters_markup_becomes_what_jupyterlab_renders():
     assert "{eq}`eq-oracle-risk`" in out  # defined in this chapter: jupyterlab-myst resolves it
     assert "[Chapter 7](07_theorem5.ipynb)" in out
     assert "`slrlib.zeta`" in out and "{func}" not in out
+
+
+def test_every_reference_left_in_a_chapters_notebook_has_its_target_in_that_notebook():
+    # jupyterlab-myst resolves a reference only to a label of the same notebook; one it cannot
+    # resolve shows as raw markup and logs an error (a figure named in a code cell's metadata
+    # was one such target).
+    book = to_notebook.Book()
+    role = to_notebook.re.compile(r"\{(?:numref|ref|eq|prf:ref)\}`(?:[^`<]*<)?(?P<target>[^`<>]+)>?`")
+    unresolved = {}
+    for path in book.chapters:
+        nb = to_notebook.convert(path, book)
+        markdown = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+        defined = {m.group("label") for pattern in (to_notebook.LABEL, to_notebook.OPTION_LABEL, to_notebook.EQ_LABEL)
+                   for m in pattern.finditer(markdown)}
+        missing = sorted({m.group("target") for m in role.finditer(markdown)} - defined)
+        if missing:
+            unresolved[path.name] = missing
+    assert unresolved == {}

@@ -15,6 +15,8 @@ render is rewritten:
   code glued under that key (:func:`slrlib.book.display.glued`), shown once the cells above it
   have run (a number glued further down shows "…" until its cell runs). A hidden first cell
   imports ``glued``. The build's guarantee holds: the prose quotes what the code computed.
+* a reference to one of the chapter's figures becomes "Figure 1.2" (jupyterlab-myst does not
+  know the names that code cells' metadata give figures);
 * a reference into another chapter (``{numref}``, ``{ref}``, ``{eq}``, ``{prf:ref}``,
   ``{doc}``) becomes a link to that chapter's notebook ("Chapter 4"); one within the chapter
   is kept (jupyterlab-myst resolves it);
@@ -103,8 +105,14 @@ def _citations(bib: Path) -> dict[str, str]:
     return out
 
 
-def rewrite_roles(text: str, book: Book, here: str) -> str:
-    """The markdown of one cell with every role JupyterLab cannot resolve rewritten."""
+def rewrite_roles(text: str, book: Book, here: str, figures: dict[str, str] | None = None) -> str:
+    """The markdown of one cell with every role JupyterLab cannot resolve rewritten.
+
+    ``figures`` maps the names of the chapter's figures (``mystnb.figure.name`` of a code cell,
+    which jupyterlab-myst does not know) to their numbers, "1.2": a reference to one becomes
+    "Figure 1.2", the number of the caption line under the figure.
+    """
+    figures = figures or {}
 
     def role(m: re.Match) -> str:
         name, content = m.group("role"), m.group("content")
@@ -128,6 +136,9 @@ def rewrite_roles(text: str, book: Book, here: str) -> str:
                 stem = book.chapter_label[target]
                 text_shown = shown.replace("%s", str(book.number[stem])) if shown else None
                 return book.link(stem, text_shown)
+            if target in figures:
+                shown_number = f"Figure {figures[target]}"
+                return shown.replace("%s", figures[target]) if shown and "%s" in shown else shown or shown_number
             owner = book.owner.get(target)
             if owner == here:
                 return m.group(0)
@@ -167,8 +178,8 @@ def literal_include(arg: str, options: dict[str, str]) -> str:
 
     opts = {k.replace("-", "_") if k not in ("start-at", "end-at", "start-after", "end-before") else k: v
             for k, v in options.items()}
-    if "dedent" in opts and not opts["dedent"]:
-        opts["dedent"] = None
+    if "dedent" in opts:
+        opts["dedent"] = int(opts["dedent"]) if opts["dedent"] else None  # Sphinx's option converter
     reader = LiteralIncludeReader(str((BOOK / arg.strip()).resolve()), opts, _Config())
     code, _ = reader.read()
     return code.rstrip("\n")
@@ -220,12 +231,15 @@ def convert(path: Path, book: Book | None = None):
     here = path.stem
     words = prose_words("\n".join(c.source for c in nb.cells if c.cell_type == "markdown"))
     number, figures = book.number.get(here, 0), 0
+    named = [c.metadata.get("mystnb", {}).get("figure", {}) for c in nb.cells if c.cell_type == "code"]
+    named = [f for f in named if f.get("caption")]
+    figure_numbers = {f["name"]: f"{number}.{k}" for k, f in enumerate(named, 1) if f.get("name")}
     cells = [nbformat.v4.new_code_cell(
         "# The prose's numbers: {eval}`glued(...)` shows what the code below glued\n"
         "from slrlib.book.display import glued", metadata={"tags": ["hide-input"], "jupyter": {"source_hidden": True}})]
     for cell in nb.cells:
         if cell.cell_type == "markdown":
-            cell.source = rewrite_directives(rewrite_roles(cell.source, book, here), book, words)
+            cell.source = rewrite_directives(rewrite_roles(cell.source, book, here, figure_numbers), book, words)
             cells.append(cell)
             continue
         if "hide-input" in cell.metadata.get("tags", []):
@@ -234,7 +248,7 @@ def convert(path: Path, book: Book | None = None):
         caption = cell.metadata.get("mystnb", {}).get("figure", {}).get("caption")
         if caption:
             figures += 1
-            text = rewrite_roles(" ".join(str(caption).split()), book, here)
+            text = rewrite_roles(" ".join(str(caption).split()), book, here, figure_numbers)
             cells.append(nbformat.v4.new_markdown_cell(f"**Figure {number}.{figures}.** {text}"))
     nb.cells = cells
     nb.metadata.pop("jupytext", None)
