@@ -10,7 +10,8 @@ alpha = 4e-3):
   matrix by hand; the nonlinear escape (escape_time_pgd) against it: bounded offset, and
   log(10)/log(1 - alpha mu_-) extra steps per decade of r0;
 * the oracle's angle multipliers (riemannian_hessian) against jax.jacfwd of F in (kappa, nu)
-  (reduced_jacobian) and against decay rates fitted on simulated trajectories;
+  (reduced_jacobian), against one step of PGD in R^400 from a turned oracle
+  (measured_oracle_multiplier), and against decay rates fitted on simulated trajectories;
 * the Jacobian of one PGD step across M at the oracle (oracle_transverse, I - alpha H from chapter 8's
   plane Hessian) against central finite differences of one full PGD step in d = 400 and against chapter
   8's transverse_multipliers (jacfwd of a step in four coordinates); plane_pair's overlaps against inner
@@ -157,6 +158,28 @@ def test_oracle_multipliers_against_jacobian_in_kappa():
     a = LAM * math.sqrt(TASK.d / 2) / math.sqrt(1 + 2 * LAM**2 * g2)
     np.testing.assert_allclose(ts.hessian[1, 1], 2 * g2 * erf(a), rtol=1e-13)
     np.testing.assert_allclose(ts.time_kappa, -1 / math.log(ts.multiplier_kappa), rtol=1e-15)
+
+
+def test_oracle_multipliers_against_one_dense_pgd_step():
+    # One step of Definition 1 in R^400 (jax.grad of the closed form, no Hessian, no d_t zeta) from the
+    # oracle turned by phi = 1e-3 and 5e-4, Richardson-extrapolated, against the angle Hessian. The
+    # remainder is O(phi^4) ~ |r1 - r2| * phi^2 ~ 1e-16; the ratios carry round-off eps/phi ~ 4e-13 each,
+    # times 5/3 by the extrapolation: atol 1e-11, against 1 - m = 4e-5 (key) and 4e-3 (value).
+    for lam, task in ((LAM, TASK), (0.05, TASK.replace(gamma=math.sqrt(0.25)))):
+        ts = dyn.timescales_at_oracle(lam, ALPHA, task)
+        key = dyn.measured_oracle_multiplier("key", lam, ALPHA, task)
+        value = dyn.measured_oracle_multiplier("value", lam, ALPHA, task)
+        np.testing.assert_allclose([key.value, value.value], [ts.multiplier_kappa, ts.multiplier_nu],
+                                   rtol=0, atol=1e-11)
+        # the phi^2 term is real (Richardson matters) and small: r1 - r2 = (3/4) c phi^2
+        for m in (key, value):
+            assert 1e-14 < abs(m.ratios[0] - m.ratios[1]) < 1e-6
+    with pytest.raises(ValueError, match="which"):
+        dyn.measured_oracle_multiplier("query", LAM, ALPHA, TASK)
+    with pytest.raises(ValueError, match="angle"):
+        dyn.measured_oracle_multiplier("key", LAM, ALPHA, TASK, angle=0.5)
+    with pytest.raises(ValueError, match="alpha"):
+        dyn.measured_oracle_multiplier("key", LAM, -1.0, TASK)
 
 
 def test_oracle_rates_against_fitted_trajectories():

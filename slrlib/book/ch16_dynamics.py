@@ -36,13 +36,15 @@ from jax.typing import ArrayLike
 
 from slrlib.book.ch08_beyond import oracle_plane_hessian
 from slrlib.core.task import SLRTask, check_task
-from slrlib.training.pgd import manifold_hessian, pgd, reduced_map_kernel, reduced_pgd, riemannian_hessian
+from slrlib.training.pgd import (manifold_hessian, pgd, pgd_dense, reduced_map_kernel, reduced_pgd,
+                                 riemannian_hessian)
 from slrlib.validation import check_positive_int, check_real_scalar
 
 __all__ = [
     "DEFAULT_DIRECTION",
     "DecayFit",
     "LinearEscape",
+    "MeasuredMultiplier",
     "OffManifoldBasin",
     "OracleTimescales",
     "OracleTransverse",
@@ -51,6 +53,7 @@ __all__ = [
     "escape_time_linear",
     "escape_time_pgd",
     "fit_decay_rates",
+    "measured_oracle_multiplier",
     "off_manifold_basin",
     "oracle_transverse",
     "plane_pair",
@@ -413,6 +416,76 @@ def timescales_at_oracle(lam: float, alpha: float, task: SLRTask) -> OracleTimes
     H = riemannian_hessian(1.0, 1.0, lam, task)
     mk, mn = 1.0 - alpha * float(H[0, 0]), 1.0 - alpha * float(H[1, 1])
     return OracleTimescales(H, mk, mn, _time(mk), _time(mn))
+
+
+class MeasuredMultiplier(NamedTuple):
+    r"""One step of Definition 1 from a turned oracle (see :func:`measured_oracle_multiplier`).
+
+    Fields: ``value``, the extrapolated multiplier :math:`(4r(\varphi/2) - r(\varphi))/3`;
+    ``ratios``, :math:`r(\varphi)` and :math:`r(\varphi/2)`; ``angle``, :math:`\varphi`.
+    """
+
+    value: float
+    ratios: tuple[float, float]
+    angle: float
+
+
+def measured_oracle_multiplier(which: str, lam: float, alpha: float, task: SLRTask,
+                               angle: float = 1e-3) -> MeasuredMultiplier:
+    r"""The multiplier of :math:`F` at the oracle, measured by one step of PGD in :math:`\mathbb R^d`.
+
+    Start at the oracle with the key (``which="key"``) or the value (``"value"``) turned by a
+    small angle :math:`\varphi` away from :math:`k^\star` (or :math:`v^\star`), take one step of
+    Definition 1 written literally in :math:`\mathbb R^d` (:func:`~slrlib.training.pgd.pgd_dense`:
+    ``jax.grad`` of Theorem 1's closed form, tangent projection, normalisation) and read the
+    angle :math:`\varphi_1` of the result. By the angle map of chapter 16 the ratio is
+    :math:`r(\varphi) = \varphi_1/\varphi = m + c\varphi^2 + O(\varphi^4)`, so Richardson's
+    extrapolation :math:`(4r(\varphi/2) - r(\varphi))/3 = m + O(\varphi^4)` removes the
+    :math:`c\varphi^2` term. No Hessian and no derivative of :math:`\zeta` is formed: this is an
+    independent measurement of :func:`timescales_at_oracle`'s multipliers.
+
+    Parameters
+    ----------
+    which : {"key", "value"}
+        The vector turned.
+    lam, alpha : float
+        Inverse temperature and step size, ``> 0``.
+    task : SLRTask
+        The task (``d >= 4``: the turn uses a third axis).
+    angle : float
+        The larger angle :math:`\varphi`, in :math:`(0, 0.1]`.
+
+    Returns
+    -------
+    MeasuredMultiplier
+
+    Raises
+    ------
+    ValueError
+        When ``which`` is not "key" or "value", ``angle`` lies outside :math:`(0, 0.1]`, or
+        ``lam``, ``alpha`` are not real numbers ``> 0``.
+    """
+    lam, alpha, task = _check_common(lam, alpha, task)
+    if which not in ("key", "value"):
+        raise ValueError(f"which must be 'key' or 'value', got {which!r}")
+    angle = check_real_scalar(angle, "angle", minimum=0.0, strict=True)
+    if angle > 0.1:
+        raise ValueError(f"angle must lie in (0, 0.1], got {angle}")
+    if task.d < 4:
+        raise ValueError(f"task.d must be >= 4 to turn a vector off the plane of k*, v*, got {task.d}")
+    eye = np.eye(task.d)
+    k_star, v_star, away = eye[0], eye[1], eye[2]
+
+    def ratio(phi: float) -> float:
+        turned = math.cos(phi) * (k_star if which == "key" else v_star) + math.sin(phi) * away
+        k0, v0 = (turned, v_star) if which == "key" else (k_star, turned)
+        run = pgd_dense(k0, v0, k_star, v_star, task, lam=lam, alpha=alpha, n_steps=1)
+        x, star = np.asarray(run.k if which == "key" else run.v).reshape(-1), (k_star if which == "key" else v_star)
+        along = float(x @ star)
+        return math.atan2(float(np.linalg.norm(x - along * star)), along) / phi
+
+    r1, r2 = ratio(angle), ratio(angle / 2)
+    return MeasuredMultiplier((4 * r2 - r1) / 3, (r1, r2), angle)
 
 
 class DecayFit(NamedTuple):
