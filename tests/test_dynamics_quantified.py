@@ -182,6 +182,26 @@ def test_oracle_multipliers_against_one_dense_pgd_step():
         dyn.measured_oracle_multiplier("key", LAM, -1.0, TASK)
 
 
+def test_saddle_transverse_hessian_against_a_pgd_step_across_manifold():
+    # The closed-form (eta, theta) block at the saddle against jax.jacfwd of one PGD step in four coordinates
+    # (chapter 8's transverse_multipliers, which also holds the third normal direction rho): each 1 - alpha h
+    # is one of its multipliers. Multipliers ~1 carry round-off of a few eps: atol 1e3 eps, against
+    # alpha |h| ~ 3e-3 .. 2e-2.
+    eps = np.finfo(float).eps
+    for lam in (0.05, LAM, 1.0):
+        H = dyn.saddle_transverse_hessian(lam, TASK)
+        h = np.linalg.eigvalsh(H)
+        assert h[0] < 0 < h[1]
+        jac = beyond.transverse_multipliers(0.0, 0.0, lam, ALPHA, TASK).transverse
+        for m in 1 - ALPHA * h:
+            assert np.min(np.abs(jac - m)) < 1e3 * eps, (lam, m, jac)
+    # in the paper's setting the transverse rate is within 1% of the in-M escape rate mu_-
+    ratio = np.linalg.eigvalsh(dyn.saddle_transverse_hessian(LAM, TASK))[0] / dyn.saddle_rates(LAM, ALPHA, TASK).mu_minus
+    assert 0.99 < ratio < 1.0
+    with pytest.raises(ValueError, match="lam"):
+        dyn.saddle_transverse_hessian(0.0, TASK)
+
+
 def test_oracle_rates_against_fitted_trajectories():
     ts = dyn.timescales_at_oracle(LAM, ALPHA, TASK)
     pred = np.array([1 / ts.time_kappa, 1 / ts.time_nu])  # rates -log m per step

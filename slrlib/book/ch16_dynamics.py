@@ -35,6 +35,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from slrlib.book.ch08_beyond import oracle_plane_hessian
+from slrlib.core.gaussian import erf_prime, zeta
 from slrlib.core.task import SLRTask, check_task
 from slrlib.training.pgd import (manifold_hessian, pgd, pgd_dense, reduced_map_kernel, reduced_pgd,
                                  riemannian_hessian)
@@ -58,6 +59,7 @@ __all__ = [
     "oracle_transverse",
     "plane_pair",
     "saddle_rates",
+    "saddle_transverse_hessian",
     "timescales_at_oracle",
 ]
 
@@ -418,6 +420,48 @@ def timescales_at_oracle(lam: float, alpha: float, task: SLRTask) -> OracleTimes
     return OracleTimescales(H, mk, mn, _time(mk), _time(mn))
 
 
+def saddle_transverse_hessian(lam: float, task: SLRTask) -> np.ndarray:
+    r"""Hessian of :math:`\mathcal R_\lambda` across :math:`\mathcal M` at the saddle, in the crossed overlaps.
+
+    At :math:`\kappa = \nu = \rho = 0`, in the angles :math:`s` of :math:`k` turned towards
+    :math:`v^\star` (:math:`\eta = \sin s`) and :math:`t` of :math:`v` turned towards :math:`k^\star`
+    (:math:`\theta = \sin t`), proposition ``prop-dyn-saddle-transverse`` of chapter 16:
+
+    .. math::
+
+        \begin{pmatrix} 0 & B \\ B & D \end{pmatrix},\qquad
+        B = -\frac{2\lambda\gamma^2 q\operatorname{erf}'(0)}{\sqrt{c_2}},\qquad
+        D = 2q^2\zeta(0, \lambda\gamma),
+
+    with :math:`q = \sqrt{d/2}` and :math:`c_2 = 1 + 2\lambda^2\gamma^2`. Its determinant is
+    :math:`-B^2 < 0`: one eigenvalue :math:`h_-` is negative for every :math:`\lambda > 0`, and one
+    PGD step multiplies the distance to :math:`\mathcal M` along its eigenvector by
+    :math:`1 - \alpha h_- > 1`.
+
+    Parameters
+    ----------
+    lam : float
+        Inverse temperature, ``> 0``.
+    task : SLRTask
+        The task.
+
+    Returns
+    -------
+    numpy.ndarray, shape (2, 2)
+
+    Raises
+    ------
+    ValueError
+        When ``lam`` is not a real number ``> 0``.
+    """
+    task = check_task(task)
+    lam = check_real_scalar(lam, "lam", minimum=0.0, strict=True)
+    c2 = 1.0 + 2.0 * (lam * task.gamma) ** 2
+    b = -2.0 * lam * task.gamma**2 * task.q * float(erf_prime(0.0)) / math.sqrt(c2)
+    d = 2.0 * task.q**2 * float(zeta(0.0, lam * task.gamma))
+    return np.array([[0.0, b], [b, d]])
+
+
 class MeasuredMultiplier(NamedTuple):
     r"""One step of Definition 1 from a turned oracle (see :func:`measured_oracle_multiplier`).
 
@@ -475,12 +519,13 @@ def measured_oracle_multiplier(which: str, lam: float, alpha: float, task: SLRTa
         raise ValueError(f"task.d must be >= 4 to turn a vector off the plane of k*, v*, got {task.d}")
     eye = np.eye(task.d)
     k_star, v_star, away = eye[0], eye[1], eye[2]
+    star = k_star if which == "key" else v_star
 
     def ratio(phi: float) -> float:
-        turned = math.cos(phi) * (k_star if which == "key" else v_star) + math.sin(phi) * away
+        turned = math.cos(phi) * star + math.sin(phi) * away
         k0, v0 = (turned, v_star) if which == "key" else (k_star, turned)
         run = pgd_dense(k0, v0, k_star, v_star, task, lam=lam, alpha=alpha, n_steps=1)
-        x, star = np.asarray(run.k if which == "key" else run.v).reshape(-1), (k_star if which == "key" else v_star)
+        x = np.asarray(run.k if which == "key" else run.v).reshape(-1)
         along = float(x @ star)
         return math.atan2(float(np.linalg.norm(x - along * star)), along) / phi
 
