@@ -39,8 +39,8 @@ n/d, 20 samples per point, with least squares and ridge beside it), once cold an
 against its goal of 60 s; and its figure ``learning_curves_high_d`` (the same minimisation by Riemannian L-BFGS,
 d up to 400), the same way.
 
-Then chapter 16's figures ``stress_tests``, ``escape_time`` and ``dynamics_timescales``, the same way (goal: 60 s
-each, as the other figures of the part "Beyond the paper").
+Then chapter 16's figures ``stress_tests``, ``escape_time``, ``dynamics_timescales`` and ``swap_race``, the same way
+(goal: 60 s each, as the other figures of the part "Beyond the paper").
 
 ``--only`` runs a subset: ``pgd``, ``fig5``, ``fig8``, ``fig10``, ``encoding``, ``softmax``, ``samples``,
 ``samples_high_d``, ``dynamics`` (comma-separated);
@@ -449,7 +449,7 @@ def _bench_dynamics(args) -> dict:
     import slrlib.book.figures  # noqa: F401  (registers the chapters' figures)
 
     out = {}
-    for name in ("stress_tests", "escape_time", "dynamics_timescales"):
+    for name in ("stress_tests", "escape_time", "dynamics_timescales", "swap_race"):
         spec = figures.get(name)
         out[name] = _bench_figure(args, f"Chapter 16, figure {name} ({spec.title})", spec.compute, {},
                                   goal=GOAL_DYNAMICS_SECONDS)

@@ -361,6 +361,93 @@ def test_dynamics_timescales_figure(tmp_path):
     assert (tmp_path / "dynamics_timescales.csv").read_text().splitlines()[0].startswith("step,kappa,nu,phi,psi")
 
 
+# --------------------------------------------------------------------------- the race at the saddle
+def test_uniform_start_overlaps_have_the_law_of_uniform_vectors():
+    """Two coordinates of a uniform unit vector in R^d: E x1^2 = 1/d, E x1^4 = 3/(d(d+2)), E x1^2 x2^2 =
+    1/(d(d+2)), against the exact draw (z-tests, 4.5 s.e.); and the two vectors' overlaps are independent."""
+    d, n = 50, 200_000
+    rng = np.random.default_rng(3)
+    kappa, nu, theta, eta = dyn.uniform_start_overlaps(rng, n, d)
+    for x, y in ((kappa, eta), (nu, theta)):
+        for stat, exact in ((x**2, 1 / d), (x**4, 3 / (d * (d + 2))), (x**2 * y**2, 1 / (d * (d + 2)))):
+            assert abs(stat.mean() - exact) < 4.5 * stat.std() / math.sqrt(n)
+    prod = kappa**2 * nu**2
+    assert abs(prod.mean() - 1 / d**2) < 4.5 * prod.std() / math.sqrt(n)
+    assert np.all(kappa**2 + eta**2 <= 1) and np.all(nu**2 + theta**2 <= 1)
+
+
+def test_swap_race_against_the_linear_map_iterated_by_hand():
+    """The closed-form decision of swap_race against iterating the two 2 x 2 blocks I - alpha Hess (inside M:
+    manifold_hessian via saddle_rates; across: saddle_transverse_hessian) step by step from the same starts,
+    and asking which expanding component reaches R first (ties are impossible for continuous draws)."""
+    lam, alpha, radius, n = 0.5, 4e-3, 1.0, 300
+    key = jax.random.key(4)
+    race = dyn.swap_race(lam, alpha, TASK, key, radius, n=n)
+    rng = np.random.default_rng(np.asarray(jax.random.key_data(key)).ravel().tolist())
+    kappa, nu, theta, eta = dyn.uniform_start_overlaps(rng, n, TASK.d)
+    inside = dyn.saddle_rates(lam, alpha, TASK)
+    w, vecs = np.linalg.eigh(dyn.saddle_transverse_hessian(lam, TASK))
+    J_in, J_across = np.eye(2) - alpha * inside.hessian, np.eye(2) - alpha * dyn.saddle_transverse_hessian(lam, TASK)
+    x_in, x_across = np.stack([kappa, nu], 1), np.stack([eta, theta], 1)
+    first = np.zeros(n, dtype=int)  # 1: inside first, 2: across first
+    for _ in range(20_000):
+        x_in, x_across = x_in @ J_in.T, x_across @ J_across.T
+        c_in = np.abs(x_in @ inside.unstable)
+        c_across = np.abs(x_across @ vecs[:, 0])
+        # the first passage of each expanding component, on the continuous clock of the geometric growth
+        done = first == 0
+        first[done & (c_in >= radius) & (c_across < radius)] = 1
+        first[done & (c_across >= radius) & (c_in < radius)] = 2
+        both = done & (c_in >= radius) & (c_across >= radius)
+        if both.any():  # both crossed within this step: compare the fractional crossing times
+            t_in = np.log(c_in[both] / radius) / race.g_in
+            t_across = np.log(c_across[both] / radius) / race.g_across
+            first[np.flatnonzero(both)] = np.where(t_across > t_in, 2, 1)
+        if np.all(first > 0):
+            break
+    assert np.all(first > 0)
+    assert np.mean(first == 2) == pytest.approx(race.swap_fraction, abs=1e-12)
+    assert race.g_in > race.g_across > 0  # at lambda = 0.5 the direction inside M expands faster
+
+
+def test_swap_race_is_a_coin_toss_when_the_rates_agree():
+    """At small lambda h_- ~ mu_- and the prediction tends to 1/2 (within its Monte Carlo error and the small
+    rate difference); at larger lambda it falls."""
+    small = dyn.swap_race(0.02, 4e-3, TASK, jax.random.key(5), n=200_000)
+    assert abs(small.g_in / small.g_across - 1) < 1e-2
+    assert abs(small.swap_fraction - 0.5) < 4.5 * small.swap_se + 0.01
+    assert dyn.swap_race(0.7, 4e-3, TASK, jax.random.key(5), n=200_000).swap_fraction < small.swap_fraction - 0.1
+
+
+def test_swap_race_figure_small(tmp_path):
+    """The figure at small sizes: the four classes add up to every run, each run's class agrees with chapter 8's
+    classification of the same PGD run, and the prediction is swap_race's."""
+    import matplotlib.figure
+
+    from slrlib import figures
+    import slrlib.book.figures  # noqa: F401  (registration)
+    from slrlib.core.geometry import uniform_directions
+
+    spec = figures.get("swap_race")
+    assert spec.chapter == 16
+    data = spec.compute(ds=(40,), lams=(0.1, 0.5), n_runs=30, n_steps=3000)
+    total = data.swapped + data.recovered + data.stalled + data.undecided
+    np.testing.assert_allclose(total, 1.0, rtol=0, atol=1e-12)
+    task = SLRTask(d=40, L=10)
+    k_dir, k_init = jax.random.split(jax.random.fold_in(jax.random.key(0), 40))
+    ks, vs = task.oracle_directions(k_dir)
+    k0, v0 = uniform_directions(k_init, 40, (30,))
+    res = pgd(k0, v0, ks, vs, task, lam=0.5, alpha=4e-3, n_steps=3000, log_every=3000)
+    labels = np.asarray(beyond.classify_outcomes(res))
+    assert data.swapped[0, 1] == pytest.approx(np.mean(labels == 2), abs=1e-12)
+    race = dyn.swap_race(0.5, 4e-3, task, jax.random.fold_in(jax.random.key(1), 40), 1.0)
+    assert data.predicted[0, 1] == pytest.approx(race.swap_fraction, abs=1e-12)
+    table = spec.table(data)
+    assert {len(np.asarray(c)) for c in table.values()} == {2}
+    assert isinstance(spec.plot(data), matplotlib.figure.Figure)
+    figures.write_csv(table, tmp_path / "swap_race.csv")
+
+
 # --------------------------------------------------------------------------- bad input
 @pytest.mark.parametrize(("call", "match"), [
     (lambda: dyn.saddle_rates(0.0, ALPHA, TASK), "lam"),
@@ -387,6 +474,10 @@ def test_dynamics_timescales_figure(tmp_path):
     (lambda: dyn.off_manifold_basin([0.1, 4.0], LAM, ALPHA, TASK), "deltas"),
     (lambda: dyn.off_manifold_basin([0.1], LAM, ALPHA, TASK, n_directions=0), "n_directions"),
     (lambda: dyn.off_manifold_basin([0.1], LAM, ALPHA, TASK, tol=0.0), "tol"),
+    (lambda: dyn.swap_race(LAM, ALPHA, TASK, jax.random.key(0), radius=0.0), "radius"),
+    (lambda: dyn.swap_race(LAM, ALPHA, TASK, jax.random.key(0), n=1), "n must be >= 2"),
+    (lambda: dyn.swap_race(0.0, ALPHA, TASK, jax.random.key(0)), "lam"),
+    (lambda: dyn.uniform_start_overlaps(np.random.default_rng(0), 10, 2), "d must be >= 3"),
 ])
 def test_bad_input_raises(call, match):
     with pytest.raises(ValueError, match=match):

@@ -385,6 +385,39 @@ def test_erm_lbfgs_sizes_are_the_nested_samples(lbfgs_run):
     np.testing.assert_allclose(alone.v[:, 0], res.v[:, 0], rtol=0, atol=1e-5)
 
 
+def test_tangent_hessian_against_the_hessian_of_batch_loss(lbfgs_run):
+    """The compiled Hessian of tangent_hessian against jax.hessian of the public batch_loss (an independent code of
+    the same risk) at an end point of L-BFGS, projected on the same basis; round-off of sums of n L terms."""
+    task, ks, vs, keys, k0, v0, ns, lam, res = lbfgs_run
+    X, y, _ = sample_kernel(keys[0], max(ns), task.L, task.d, ks, vs, task.gamma, task.eps, jnp.log(task.pi))
+    k, v = jnp.asarray(res.k[0, 1, 0]), jnp.asarray(res.v[0, 1, 0])
+    H, B = C.tangent_hessian(k, v, X, y, lam)
+    d = task.d
+    f = lambda z: batch_loss(z[:d] / jnp.linalg.norm(z[:d]), z[d:] / jnp.linalg.norm(z[d:]), X, y, lam)
+    ref = B.T @ np.asarray(jax.hessian(f)(jnp.concatenate([k, v]))) @ B
+    np.testing.assert_allclose(H, 0.5 * (ref + ref.T), rtol=0, atol=1e-11 * np.abs(ref).max())
+
+
+def test_erm_lbfgs_evaluations_to_reduction(lbfgs_run):
+    """The evaluations recorded when the gradient norm first falls to GRAD_REDUCTION times its start: at most the
+    run's evaluations; the same in a longer run (the first iterations are the same); recorded in every run that
+    ends below the reduction; and a run stopped at the recorded cost really is below the reduction there."""
+    task, ks, vs, keys, k0, v0, ns, lam, res = lbfgs_run
+    e = res.evaluations_to_reduction
+    ratio = res.grad_norm / res.start_grad_norm
+    assert np.all(np.isfinite(e[ratio <= C.GRAD_REDUCTION]))
+    done = np.isfinite(e)
+    assert done.any()
+    assert np.all(e[done] <= res.evaluations[done]) and np.all(e[done] >= 2)
+    short = C.erm_lbfgs(task, ks, vs, keys, k0, v0, ns=ns, lam=lam, alpha0=0.1, n_iter=40)
+    both = np.isfinite(short.evaluations_to_reduction)
+    assert np.all(np.isfinite(e[both]))
+    np.testing.assert_array_equal(short.evaluations_to_reduction[both], e[both])
+    # where a 40-iteration run has not reached the reduction, its cost so far is below the recorded one
+    later = ~both & done
+    assert np.all(short.evaluations[later] < e[later])
+
+
 def test_erm_lbfgs_input_validation(small):
     task, ks, vs, s, k, v = small
     keys = jax.random.split(jax.random.key(0), 2)

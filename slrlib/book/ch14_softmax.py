@@ -33,6 +33,7 @@ scale. Notation: :math:`q = \sqrt{d/2}`, and the five overlaps of :class:`slrlib
 from __future__ import annotations
 
 from functools import partial
+from typing import NamedTuple, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -64,6 +65,10 @@ __all__ = [
     "bayes_excess_reduced",
     "softmax_risk_of_runs",
     "recovery_steps",
+    "ExcessAgainstD",
+    "excess_against_d",
+    "DecayFit",
+    "fit_decay_rate",
 ]
 
 #: Tolerance on the smallest eigenvalue of the Gram matrix of :math:`(k^\star, v^\star, k, v)`:
@@ -574,3 +579,144 @@ def recovery_steps(kappa: ArrayLike, nu: ArrayLike, steps: ArrayLike, level: flo
     else:
         ok = (np.abs(kappa) > level) & (np.abs(nu) > level) & (kappa * nu > 0)
     return np.where(ok.any(axis=1), steps[np.argmax(ok, axis=1)], np.nan)
+
+
+# --------------------------------------------------------------------------- rates in d
+class ExcessAgainstD(NamedTuple):
+    r"""Excess risks at the oracle against :math:`d` (fixed :math:`L`, :math:`\gamma`, :math:`\varepsilon = 0`).
+
+    ``bayes``, ``bayes_se``: the Bayes excess (:func:`bayes_excess_reduced`), with
+    ``bayes_confusions`` the samples whose posterior mode is not :math:`J_0`; ``softmax``,
+    ``softmax_se``: softmax attention at ``lam_softmax``, its best :math:`\lambda` (chosen on one key by
+    :func:`best_softmax_lambda`, estimated on an independent one); ``hard_oracle``: the hard oracle's
+    excess, a closed form (:func:`slrlib.book.ch04_bayes.hard_oracle_risk`).
+    """
+
+    d: np.ndarray
+    bayes: np.ndarray
+    bayes_se: np.ndarray
+    bayes_confusions: np.ndarray
+    softmax: np.ndarray
+    softmax_se: np.ndarray
+    lam_softmax: np.ndarray
+    hard_oracle: np.ndarray
+
+
+def excess_against_d(ds: Sequence[int], L: int, gamma: float, key: jax.Array, n_bayes: int = 400_000,
+                     n_softmax: int = 200_000) -> ExcessAgainstD:
+    r"""The Bayes, best-softmax and hard-oracle excess risks at each :math:`d` of ``ds`` (our addition).
+
+    The task at each :math:`d` is ``SLRTask(d, L, gamma=gamma)`` with :math:`\varepsilon = 0`, so risk and
+    excess coincide. Point ``i`` uses ``fold_in(key, i)``, split three ways: the Bayes sample, the
+    choice of :math:`\lambda` and the softmax estimate at that :math:`\lambda`.
+
+    Parameters
+    ----------
+    ds : sequence of int
+        Dimensions, each ``>= 2``.
+    L : int
+        Sequence length, ``>= 2``.
+    gamma : float
+        Standard deviation of the relevant token around its mean, ``> 0``.
+    key : jax.Array
+        A ``jax.random`` key.
+    n_bayes, n_softmax : int
+        Sequences of the Bayes sample and of each softmax estimate, ``>= 2``.
+
+    Returns
+    -------
+    ExcessAgainstD
+
+    Raises
+    ------
+    ValueError
+        When an argument is invalid.
+    """
+    from slrlib.book.ch04_bayes import hard_oracle_risk
+
+    key = check_key(key)
+    ds = [check_positive_int(d, "ds") for d in np.atleast_1d(np.asarray(ds))]
+    if not ds:
+        raise ValueError("ds must hold at least one dimension, got an empty sequence")
+    L = check_positive_int(L, "L")
+    if L < 2:
+        raise ValueError(f"L must be >= 2 (one token leaves nothing to confuse), got {L}")
+    gamma = check_real_scalar(gamma, "gamma", minimum=0.0, strict=True)
+    cols: dict[str, list] = {n: [] for n in ExcessAgainstD._fields}
+    for i, d in enumerate(ds):
+        task = SLRTask(d=int(d), L=L, gamma=gamma)
+        k_bayes, k_select, k_value = jax.random.split(jax.random.fold_in(key, i), 3)
+        est, conf = bayes_excess_reduced(task, k_bayes, n_bayes)
+        lam, _ = best_softmax_lambda(task, k_select, n_samples=n_softmax)
+        soft = softmax_risk_from_overlaps(1.0, 1.0, 0.0, 0.0, 0.0, lam, task, k_value, n_softmax)
+        for name, value in (("d", d), ("bayes", est.mean), ("bayes_se", est.stderr), ("bayes_confusions", conf),
+                            ("softmax", soft.mean), ("softmax_se", soft.stderr), ("lam_softmax", lam),
+                            ("hard_oracle", hard_oracle_risk(task))):
+            cols[name].append(float(value))
+    return ExcessAgainstD(**{n: np.asarray(v) for n, v in cols.items()})
+
+
+class DecayFit(NamedTuple):
+    r"""A fitted exponential decay :math:`\log y \approx c - r\,d`: ``rate`` :math:`r`, its standard error
+    ``rate_se``, ``intercept`` :math:`c`, and ``chi2`` the reduced :math:`\chi^2` of the weighted fit
+    (``nan`` for an unweighted one)."""
+
+    rate: float
+    rate_se: float
+    intercept: float
+    chi2: float
+
+
+def fit_decay_rate(d: ArrayLike, y: ArrayLike, stderr: ArrayLike | None = None) -> DecayFit:
+    r"""Least-squares fit of :math:`\log y = c - r\,d` (our addition).
+
+    With ``stderr`` (Monte Carlo standard errors of ``y``), a weighted fit with the delta-method
+    errors :math:`\sigma_i / y_i` of :math:`\log y_i`; the rate's standard error is the weighted fit's,
+    scaled by :math:`\sqrt{\chi^2_\nu}` when the reduced :math:`\chi^2` exceeds one (the points scatter
+    more than their errors say, e.g. because :math:`\log y` is not exactly linear in :math:`d`).
+    Without ``stderr`` (a closed form), an ordinary fit with the standard error of its residuals.
+
+    Parameters
+    ----------
+    d : array_like, shape (m,)
+        At least three distinct abscissae.
+    y : array_like, shape (m,)
+        Positive values.
+    stderr : array_like, shape (m,), optional
+        Positive standard errors of ``y``.
+
+    Returns
+    -------
+    DecayFit
+
+    Raises
+    ------
+    ValueError
+        When the shapes disagree, ``y`` or ``stderr`` is not positive, or fewer than three distinct ``d``.
+    """
+    d = np.asarray(as_float_array(d, "d"), dtype=np.float64)
+    y = np.asarray(as_float_array(y, "y"), dtype=np.float64)
+    if d.ndim != 1 or y.shape != d.shape:
+        raise ValueError(f"d and y must be 1-d of one shape, got {d.shape} and {y.shape}")
+    if np.unique(d).size < 3:
+        raise ValueError(f"d must hold at least 3 distinct values, got {d.tolist()}")
+    if not np.all(np.isfinite(y)) or not np.all(y > 0):
+        raise ValueError(f"y must be positive and finite, got {y.tolist()}")
+    A = np.stack([np.ones_like(d), -d], axis=1)
+    if stderr is None:
+        w = np.ones_like(d)
+    else:
+        stderr = np.asarray(as_float_array(stderr, "stderr"), dtype=np.float64)
+        if stderr.shape != d.shape or not np.all(np.isfinite(stderr)) or not np.all(stderr > 0):
+            raise ValueError(f"stderr must be positive and finite, of shape {d.shape}, got {stderr.tolist()}")
+        w = y / stderr
+    coef, *_ = np.linalg.lstsq(A * w[:, None], np.log(y) * w, rcond=None)
+    resid = (np.log(y) - A @ coef) * w
+    dof = d.size - 2
+    cov = np.linalg.inv((A * w[:, None]).T @ (A * w[:, None]))
+    if stderr is None:
+        s2 = float(resid @ resid) / dof if dof > 0 else 0.0
+        return DecayFit(float(coef[1]), float(np.sqrt(s2 * cov[1, 1])), float(coef[0]), float("nan"))
+    chi2 = float(resid @ resid) / dof if dof > 0 else float("nan")
+    scale = max(1.0, chi2) if dof > 0 else 1.0
+    return DecayFit(float(coef[1]), float(np.sqrt(scale * cov[1, 1])), float(coef[0]), chi2)

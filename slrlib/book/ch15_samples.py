@@ -21,8 +21,9 @@ and the iteration of (10) is run on it with every sample used at every step (ful
   processed one after another (``jax.lax.map``, memory of one sample at a time) and the runs of a
   sample advance together (``jax.vmap`` in effect: a matrix product over the runs) in a
   ``jax.lax.fori_loop``; logs the overlaps, the train risk and the exact test risk;
-* :func:`erm_lbfgs` — the same minimisation by Riemannian L-BFGS, whose number of gradient evaluations depends
-  little on :math:`d` (PGD's grows like :math:`d`);
+* :func:`erm_lbfgs` — the same minimisation by Riemannian L-BFGS, which handles the stiff direction that makes
+  PGD's number of steps grow like :math:`d` (its own cost to a fixed gradient reduction still grows with
+  :math:`d`, more slowly: chapter 15 measures it);
 * :func:`erm_pgd_reference` — one run written literally (a Python loop, the gradient by ``jax.grad``
   of :func:`slrlib.training.sgd.batch_loss`), the reference that :func:`erm_pgd` is tested against;
 * :func:`ridge_fit`, :func:`linear_learning_curve`, :func:`ridge_population_weights` — least squares
@@ -66,6 +67,7 @@ __all__ = [
     "LBFGSResult",
     "erm_lbfgs",
     "tangent_hessian",
+    "GRAD_REDUCTION",
     "sign_fixed_overlaps",
     "ridge_fit",
     "ridge_population_weights",
@@ -421,11 +423,15 @@ def erm_pgd_reference(k0: ArrayLike, v0: ArrayLike, X: ArrayLike, y: ArrayLike, 
 
 
 # ------------------------------------------------------------------------------ ERM by L-BFGS
+#: The fixed reduction of the gradient norm at which :func:`erm_lbfgs` records each run's cost in evaluations.
+GRAD_REDUCTION = 1e-3
+
 class LBFGSResult(NamedTuple):
     r"""Final iterates of :func:`erm_lbfgs`: ``ns`` the sample sizes; the overlaps ``kappa, nu, theta, eta, rho``,
     the empirical risk ``train_risk``, the exact ``test_risk`` (Theorem 1), the norm of the Riemannian gradient
-    at the end ``grad_norm`` and at the start ``start_grad_norm``, and the number of gradient evaluations
-    ``evaluations``, shape (samples, len(ns), runs); the final
+    at the end ``grad_norm`` and at the start ``start_grad_norm``, the number of gradient evaluations
+    ``evaluations``, and ``evaluations_to_reduction``, those spent when the gradient norm first fell to
+    :data:`GRAD_REDUCTION` times its start (NaN for a run that never got there), shape (samples, len(ns), runs); the final
     ``k``, ``v`` (samples, len(ns), runs, d)."""
 
     ns: np.ndarray
@@ -439,11 +445,13 @@ class LBFGSResult(NamedTuple):
     grad_norm: np.ndarray
     start_grad_norm: np.ndarray
     evaluations: np.ndarray
+    evaluations_to_reduction: np.ndarray
     k: np.ndarray
     v: np.ndarray
 
 
-def _lbfgs_run(k, v, X, y, w, lam, alpha0, *, n_iter, memory, max_step=0.1, gtol=1e-10, max_halvings=20):
+def _lbfgs_run(k, v, X, y, w, lam, alpha0, *, n_iter, memory, max_step=0.1, gtol=1e-10, max_halvings=20,
+               reduction=GRAD_REDUCTION):
     r"""One run of Riemannian L-BFGS on :math:`\mathbb S^{d-1}\times\mathbb S^{d-1}` (no validation).
 
     The risk is :math:`\sum_i w_i r_i^2` (``w`` (n,): the weights of the sequences). The point is
@@ -452,7 +460,8 @@ def _lbfgs_run(k, v, X, y, w, lam, alpha0, *, n_iter, memory, max_step=0.1, gtol
     initial scaling ``alpha0`` (a PGD step) and then :math:`s^\top y / y^\top y`, cut to length at most
     ``max_step``; the retraction normalises each block; the step is halved until Armijo's condition holds. A run
     stops (and costs nothing more) once its gradient norm is at most ``gtol`` or its line search fails (round-off
-    near a minimum).
+    near a minimum). It also records the gradient evaluations spent when the gradient norm first falls to
+    ``reduction`` times its start (-1 if it never does).
     """
     d = k.shape[-1]
 
@@ -476,7 +485,7 @@ def _lbfgs_run(k, v, X, y, w, lam, alpha0, *, n_iter, memory, max_step=0.1, gtol
     inv_sy = jnp.zeros(memory, x.dtype)
 
     def iteration(_, state):
-        x, f, g, S, Yg, inv_sy, scale, count, evals, stalled = state
+        x, f, g, S, Yg, inv_sy, scale, count, evals, stalled, reached = state
         # two-loop recursion; slot (count - 1 - j) % memory is the j-th newest pair, empty slots have inv_sy = 0
         def newest_first(j, c):
             q, a = c
@@ -525,11 +534,13 @@ def _lbfgs_run(k, v, X, y, w, lam, alpha0, *, n_iter, memory, max_step=0.1, gtol
         S = jax.vmap(lambda z: tangent(x, z))(S)  # carry the pairs to the tangent space at x
         Yg = jax.vmap(lambda z: tangent(x, z))(Yg)
         evals = evals + jnp.where(stalled, 0, h + 1)
-        return x, f, g, S, Yg, inv_sy, scale, count, evals, stalled | ~ok | (jnp.linalg.norm(g) <= gtol)
+        reached = jnp.where((reached < 0) & (jnp.linalg.norm(g) <= reduction * g0), evals, reached)
+        return x, f, g, S, Yg, inv_sy, scale, count, evals, stalled | ~ok | (jnp.linalg.norm(g) <= gtol), reached
 
-    state = (x, f, g, S, Yg, inv_sy, jnp.asarray(alpha0, x.dtype), jnp.asarray(0), jnp.asarray(1), jnp.asarray(False))
-    x, f, g, *_, evals, _ = jax.lax.fori_loop(0, n_iter, iteration, state)
-    return x[:d], x[d:], f, jnp.linalg.norm(g), g0, evals
+    state = (x, f, g, S, Yg, inv_sy, jnp.asarray(alpha0, x.dtype), jnp.asarray(0), jnp.asarray(1), jnp.asarray(False),
+             jnp.asarray(-1))
+    x, f, g, *_, evals, _, reached = jax.lax.fori_loop(0, n_iter, iteration, state)
+    return x[:d], x[d:], f, jnp.linalg.norm(g), g0, evals, reached
 
 
 @partial(jax.jit, static_argnames=("ns", "L", "d", "n_iter", "memory"))
@@ -542,13 +553,13 @@ def _lbfgs_kernel(keys, k_star, v_star, K0, V0, lam, alpha0, gamma, eps, log_pi,
         W = jnp.stack([jnp.where(jnp.arange(max(ns)) < n, 1.0 / n, 0.0) for n in ns])  # (m, n_max)
         run = partial(_lbfgs_run, X=X, y=y, lam=lam, alpha0=alpha0, n_iter=n_iter, memory=memory)
         runs = jax.vmap(lambda k, v, w: run(k, v, w=w), in_axes=(0, 0, None))  # over runs
-        k, v, f, gnorm, g0, evals = jax.vmap(runs, in_axes=(None, None, 0))(K, V, W)  # over sizes: (m, R, ...)
+        k, v, f, gnorm, g0, evals, reached = jax.vmap(runs, in_axes=(None, None, 0))(K, V, W)  # over sizes: (m, R)
         ovl = jnp.stack([k @ ks, v @ vs, v @ ks, k @ vs, jnp.sum(k * v, axis=-1)])  # (5, m, R)
-        return ovl, f, gnorm, g0, evals, k, v
+        return ovl, f, gnorm, g0, evals, reached, k, v
 
-    ovl, f, gnorm, g0, evals, K, V = jax.lax.map(one_sample, (keys, k_star, v_star, K0, V0))
+    ovl, f, gnorm, g0, evals, reached, K, V = jax.lax.map(one_sample, (keys, k_star, v_star, K0, V0))
     test = risk_kernel(*(ovl[:, i] for i in range(5)), lam, d, L, gamma, eps)
-    return ovl, f, test, gnorm, g0, evals, K, V
+    return ovl, f, test, gnorm, g0, evals, reached, K, V
 
 
 def erm_lbfgs(task: SLRTask, k_star: ArrayLike, v_star: ArrayLike, keys: ArrayLike, k0: ArrayLike, v0: ArrayLike, *,
@@ -562,8 +573,8 @@ def erm_lbfgs(task: SLRTask, k_star: ArrayLike, v_star: ArrayLike, keys: ArrayLi
     :math:`\widehat{\mathcal R}_n`, which grows like :math:`d` (the direction :math:`v \parallel k^\star`, where the
     relevant token carries :math:`\sqrt{d/2}\,k^\star`), while the smallest curvatures stay of order
     :math:`10^{-2}` to :math:`10^{-1}`; so PGD needs a number of steps that grows like :math:`d`. L-BFGS rescales
-    the stiff direction from the gradients it has seen, and converges in a number of gradient evaluations that
-    depends little on :math:`d`.
+    the stiff direction from the gradients it has seen. Its number of gradient evaluations to a fixed reduction of
+    the gradient norm (``evaluations_to_reduction``) still grows with :math:`d` (chapter 15 measures it).
 
     Each iteration: the two-loop recursion on the last ``memory`` pairs of steps and gradient changes (carried to
     the current tangent space by the orthogonal projection), with initial scaling ``alpha0`` — the first
@@ -619,15 +630,30 @@ def erm_lbfgs(task: SLRTask, k_star: ArrayLike, v_star: ArrayLike, keys: ArrayLi
     alpha0 = check_real_scalar(alpha0, "alpha0", minimum=0.0, strict=True)
     n_iter = check_positive_int(n_iter, "n_iter")
     memory = check_positive_int(memory, "memory")
-    ovl, f, test, gnorm, g0, evals, K, V = _lbfgs_kernel(
+    ovl, f, test, gnorm, g0, evals, reached, K, V = _lbfgs_kernel(
         keys, k_star, v_star, k0, v0, lam, alpha0, task.gamma, task.eps, jnp.log(task.pi),
         ns=tuple(ns), L=task.L, d=d, n_iter=n_iter, memory=memory,
     )
     ovl, test = np.asarray(ovl), np.asarray(test)
     if not np.all(np.isfinite(test)):
         raise FloatingPointError("ERM by L-BFGS produced non-finite values")
+    reached = np.asarray(reached, dtype=np.float64)
     return LBFGSResult(np.asarray(ns), *(ovl[:, i] for i in range(5)), np.asarray(f), test, np.asarray(gnorm),
-                       np.asarray(g0), np.asarray(evals), np.asarray(K), np.asarray(V))
+                       np.asarray(g0), np.asarray(evals), np.where(reached < 0, np.nan, reached), np.asarray(K),
+                       np.asarray(V))
+
+
+@jax.jit
+def _scale_invariant_hessian(x, X, y, lam):
+    r"""``jax.hessian`` of :math:`f(a, b) = \widehat{\mathcal R}_n(a/\|a\|, b/\|b\|)` at ``x = (a, b)``, compiled once."""
+    d = X.shape[-1]
+
+    def f(z):
+        k, v = z[:d] / jnp.linalg.norm(z[:d]), z[d:] / jnp.linalg.norm(z[d:])
+        r = jnp.sum(erf(lam * (X @ k)) * (X @ v), axis=1) - y  # residuals of erf attention (3)
+        return jnp.mean(r * r)
+
+    return jax.hessian(f)(x)
 
 
 def tangent_hessian(k: ArrayLike, v: ArrayLike, X: ArrayLike, y: ArrayLike, lam: float) -> tuple[np.ndarray, np.ndarray]:
@@ -668,10 +694,7 @@ def tangent_hessian(k: ArrayLike, v: ArrayLike, X: ArrayLike, y: ArrayLike, lam:
     k = _check_unit(k, "k", d)
     v = _check_unit(v, "v", d)
     lam = check_real_scalar(lam, "lam", minimum=0.0)
-    def f(x):
-        return batch_loss(x[:d] / jnp.linalg.norm(x[:d]), x[d:] / jnp.linalg.norm(x[d:]), X, y, lam)
-
-    hess = np.asarray(jax.hessian(f)(jnp.concatenate([k, v])))
+    hess = np.asarray(_scale_invariant_hessian(jnp.concatenate([k, v]), X, y, lam))
     basis_k = np.linalg.qr(np.c_[np.asarray(k), np.eye(d)])[0][:, 1:d]
     basis_v = np.linalg.qr(np.c_[np.asarray(v), np.eye(d)])[0][:, 1:d]
     B = np.zeros((2 * d, 2 * d - 2))

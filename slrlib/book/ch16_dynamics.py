@@ -39,7 +39,7 @@ from slrlib.core.gaussian import erf_prime, zeta
 from slrlib.core.task import SLRTask, check_task
 from slrlib.training.pgd import (manifold_hessian, pgd, pgd_dense, reduced_map_kernel, reduced_pgd,
                                  riemannian_hessian)
-from slrlib.validation import check_positive_int, check_real_scalar
+from slrlib.validation import check_key, check_positive_int, check_real_scalar
 
 __all__ = [
     "DEFAULT_DIRECTION",
@@ -51,6 +51,7 @@ __all__ = [
     "OracleTransverse",
     "PGDEscape",
     "SaddleRates",
+    "SwapRace",
     "escape_time_linear",
     "escape_time_pgd",
     "fit_decay_rates",
@@ -60,7 +61,9 @@ __all__ = [
     "plane_pair",
     "saddle_rates",
     "saddle_transverse_hessian",
+    "swap_race",
     "timescales_at_oracle",
+    "uniform_start_overlaps",
 ]
 
 #: The default start direction: the diagonal :math:`\kappa = \nu`, which has components along both
@@ -778,3 +781,106 @@ def off_manifold_basin(deltas: ArrayLike, lam: float, alpha: float, task: SLRTas
     n_good = int(np.argmin(all_ok)) if not np.all(all_ok) else dl.size
     radius = float(dl[n_good - 1]) if n_good > 0 else 0.0
     return OffManifoldBasin(dl, om, kappa, nu, dist, ok, radius)
+
+
+# --------------------------------------------------------------------------- the race at the saddle
+class SwapRace(NamedTuple):
+    r"""The linearised race at the saddle (see :func:`swap_race`).
+
+    ``swap_fraction``: the predicted fraction of uniform starts that leave the saddle across
+    :math:`\mathcal M` first; ``swap_se``: its Monte Carlo standard error over the ``n`` drawn starts;
+    ``g_in``, ``g_across``: the growth rates per step, :math:`\log(1 - \alpha\mu_-)` inside
+    :math:`\mathcal M` and :math:`\log(1 - \alpha h_-)` across it; ``radius``: the radius :math:`R`.
+    """
+
+    swap_fraction: float
+    swap_se: float
+    g_in: float
+    g_across: float
+    radius: float
+
+
+def uniform_start_overlaps(rng: np.random.Generator, n: int, d: int) -> tuple[np.ndarray, ...]:
+    r"""The overlaps :math:`(\kappa, \nu, \theta, \eta)` of ``n`` independent uniform starts on
+    :math:`\mathbb S^{d-1}\times\mathbb S^{d-1}`, drawn exactly.
+
+    :math:`(\kappa, \eta)` are two coordinates of a uniform unit vector :math:`k` (in an orthonormal basis
+    that starts with :math:`k^\star, v^\star`), :math:`(\nu, \theta)` two of an independent :math:`v`: each pair is
+    :math:`(g_1, g_2)/\sqrt{g_1^2 + g_2^2 + C}` with :math:`g_i` standard normal and :math:`C \sim \chi^2_{d-2}`
+    independent, so the cost does not depend on :math:`d`.
+    """
+    n = check_positive_int(n, "n")
+    d = check_positive_int(d, "d")
+    if d < 3:
+        raise ValueError(f"d must be >= 3 for two coordinates and a remainder, got {d}")
+
+    def two():
+        g = rng.standard_normal((n, 2))
+        return g / np.sqrt(np.sum(g**2, axis=1) + rng.chisquare(d - 2, n))[:, None]
+
+    k, v = two(), two()
+    return k[:, 0], v[:, 0], v[:, 1], k[:, 1]
+
+
+def swap_race(lam: float, alpha: float, task: SLRTask, key: jax.Array, radius: float = 1.0,
+              n: int = 400_000) -> SwapRace:
+    r"""Predicted fraction of uniform starts that end swapped: the race of the two unstable directions at the
+    saddle (our derivation).
+
+    At the saddle :math:`\kappa = \nu = \theta = \eta = \rho = 0` one PGD step is, to first order, the map
+    :math:`I - \alpha\,\mathrm{Hess}`, block-diagonal in :math:`(\kappa, \nu)` (inside :math:`\mathcal M`,
+    :func:`saddle_rates`), :math:`(\eta, \theta)` (across it, :func:`saddle_transverse_hessian`) and :math:`\rho`.
+    Each of the first two blocks has one expanding direction, :math:`u_{\rm in}` with multiplier
+    :math:`1 - \alpha\mu_-` and :math:`u_{\rm across}` with multiplier :math:`1 - \alpha h_-`. A start's
+    components :math:`c_{\rm in} = u_{\rm in}\cdot(\kappa_0, \nu_0)` and
+    :math:`c_{\rm across} = u_{\rm across}\cdot(\eta_0, \theta_0)` grow geometrically; the run is predicted to
+    end swapped when the component across :math:`\mathcal M` reaches ``radius`` first:
+
+    .. math::
+
+        \frac{\log(R/|c_{\rm across}|)}{\log(1 - \alpha h_-)} < \frac{\log(R/|c_{\rm in}|)}{\log(1 - \alpha\mu_-)} .
+
+    The fraction is a Monte Carlo average over ``n`` uniform starts drawn exactly
+    (:func:`uniform_start_overlaps`, NumPy's generator seeded from ``key``). When :math:`h_- \approx \mu_-` and the
+    four overlaps are nearly independent :math:`\mathcal N(0, 1/d)`, it is close to :math:`1/2` whatever ``radius``.
+
+    Parameters
+    ----------
+    lam, alpha : float
+        Inverse temperature and step size, ``> 0``.
+    task : SLRTask
+        The task.
+    key : jax.Array
+        A ``jax.random`` key.
+    radius : float
+        The radius :math:`R` at which the race is decided, ``> 0``; the overlaps are at most 1, so the default
+        1 is where the linearisation must have stopped.
+    n : int
+        Starts drawn.
+
+    Returns
+    -------
+    SwapRace
+
+    Raises
+    ------
+    ValueError
+        When an argument is invalid.
+    """
+    lam, alpha, task = _check_common(lam, alpha, task)
+    radius = check_real_scalar(radius, "radius", minimum=0.0, strict=True)
+    n = check_positive_int(n, "n")
+    if n < 2:
+        raise ValueError(f"n must be >= 2, got {n}")
+    key = check_key(key)
+    inside = saddle_rates(lam, alpha, task)
+    w, vecs = np.linalg.eigh(saddle_transverse_hessian(lam, task))
+    across = vecs[:, 0]  # (eta, theta) components of the expanding direction across M
+    g_in, g_across = math.log(inside.expanding), math.log(1.0 - alpha * w[0])
+    rng = np.random.default_rng(np.asarray(jax.random.key_data(key)).ravel().tolist())
+    kappa, nu, theta, eta = uniform_start_overlaps(rng, n, task.d)
+    c_in = np.abs(inside.unstable[0] * kappa + inside.unstable[1] * nu)
+    c_across = np.abs(across[0] * eta + across[1] * theta)
+    swapped = np.log(radius / c_across) / g_across < np.log(radius / c_in) / g_in
+    p = float(np.mean(swapped))
+    return SwapRace(p, math.sqrt(p * (1.0 - p) / n), g_in, g_across, float(radius))

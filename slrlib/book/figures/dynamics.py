@@ -1,4 +1,8 @@
-r"""Figures of chapter 16 (the dynamics quantified): ``escape_time`` and ``dynamics_timescales``.
+r"""Figures of chapter 16 (the dynamics quantified): ``escape_time``, ``dynamics_timescales`` and ``swap_race``.
+
+``swap_race``: the fraction of uniform starts that end at the swapped point under PGD at constant
+:math:`\lambda` (Figure 7(b)'s step size), against :math:`\lambda` for several :math:`d`, with the prediction of the
+race between the two unstable directions at the saddle (:func:`slrlib.book.ch16_dynamics.swap_race`).
 
 ``dynamics_timescales``: one run of the reduced map from distance :math:`r_0` of the saddle, on the
 diagonal, to the oracle: the distance to the saddle while it escapes (against :math:`r_0\Lambda_u^t`), then the
@@ -29,11 +33,12 @@ import numpy as np
 from slrlib.core.task import SLRTask
 from slrlib.figures import FigureSpec, register
 from slrlib.book.ch16_dynamics import escape_time_linear, escape_time_pgd, saddle_rates, timescales_at_oracle
-from slrlib.book.plots.dynamics import plot_escape_time, plot_dynamics_timescales
-from slrlib.training.pgd import reduced_pgd
+from slrlib.book.plots.dynamics import plot_dynamics_timescales, plot_escape_time, plot_swap_race
+from slrlib.training.pgd import pgd, reduced_pgd
 
-__all__ = ["R0_DECADES", "EscapeTime", "Timescales", "compute_escape_time", "compute_dynamics_timescales",
-           "dynamics_timescales_table", "escape_time_table"]
+__all__ = ["R0_DECADES", "RACE_DS", "RACE_LAMS", "EscapeTime", "SwapRaceData", "Timescales", "compute_escape_time",
+           "compute_dynamics_timescales", "compute_swap_race", "dynamics_timescales_table", "escape_time_table",
+           "swap_race_table"]
 
 #: The start distances :math:`r_0 = 10^{-j}` of the default figure.
 R0_DECADES = tuple(range(1, 13))
@@ -178,3 +183,82 @@ def dynamics_timescales_table(data: Timescales) -> dict[str, np.ndarray]:
 register(FigureSpec("dynamics_timescales", "One reduced run from near the saddle to the oracle: escape at rate "
                     "1 - alpha mu_-, then psi and phi at the oracle's rates m_nu and m_kappa", 16,
                     compute_dynamics_timescales, plot_dynamics_timescales, dynamics_timescales_table))
+
+
+# ------------------------------------------------------------------------------ swap_race
+#: Dimensions and inverse temperatures of ``swap_race`` (constant λ, Figure 7(b)'s step size).
+RACE_DS = (100, 200, 400)
+RACE_LAMS = (0.05, 0.1, 0.2, 0.35, 0.5, 0.7)
+
+
+class SwapRaceData(NamedTuple):
+    r"""The data of ``swap_race``: per dimension (rows, ``ds``) and inverse temperature (columns, ``lams``), the
+    simulated fractions of uniform starts that end ``swapped``, ``recovered``, ``stalled`` on :math:`\mathcal M`
+    and ``undecided`` (chapter 8's classes, :func:`slrlib.book.ch08_beyond.classify_outcomes`), with ``n_runs``
+    runs each; the predicted swapped fraction of the race at the saddle at ``radius`` (``predicted``) and at half
+    that radius (``predicted_half``); the parameters ``alpha``, ``n_steps``, ``L``."""
+
+    ds: np.ndarray
+    lams: np.ndarray
+    swapped: np.ndarray
+    recovered: np.ndarray
+    stalled: np.ndarray
+    undecided: np.ndarray
+    predicted: np.ndarray
+    predicted_half: np.ndarray
+    n_runs: int
+    alpha: float
+    n_steps: int
+    L: int
+    radius: float
+
+
+def compute_swap_race(ds: Sequence[int] = RACE_DS, lams: Sequence[float] = RACE_LAMS, n_runs: int = 600,
+                      alpha: float = 4e-3, n_steps: int = 20_000, L: int = 10, radius: float = 1.0,
+                      seed: int = 0) -> SwapRaceData:
+    r"""Where uniform starts end under PGD at constant :math:`\lambda`, against the race at the saddle.
+
+    For each :math:`d`: task directions and ``n_runs`` uniform starts from ``fold_in(key(seed), d)``, the same
+    starts for every :math:`\lambda`; full PGD (:func:`slrlib.training.pgd.pgd`, exact gradients) for ``n_steps``
+    steps, classified as in chapter 8. The prediction is :func:`slrlib.book.ch16_dynamics.swap_race` (400 000
+    drawn starts, key ``fold_in(key(seed + 1), d)``). Default sizes: about half a minute on two CPU cores.
+    """
+    import jax
+
+    from slrlib.book.ch08_beyond import classify_outcomes
+    from slrlib.book.ch16_dynamics import swap_race
+    from slrlib.core.geometry import uniform_directions
+
+    ds, lams = np.asarray(ds, dtype=int), np.asarray(lams, dtype=float)
+    shape = (ds.size, lams.size)
+    out = {name: np.zeros(shape) for name in ("swapped", "recovered", "stalled", "undecided", "predicted",
+                                              "predicted_half")}
+    for i, d in enumerate(ds):
+        task = SLRTask(d=int(d), L=int(L))
+        k_dir, k_init = jax.random.split(jax.random.fold_in(jax.random.key(seed), int(d)))
+        ks, vs = task.oracle_directions(k_dir)
+        k0, v0 = uniform_directions(k_init, task.d, (int(n_runs),))
+        race_key = jax.random.fold_in(jax.random.key(seed + 1), int(d))
+        for j, lam in enumerate(lams):
+            res = pgd(k0, v0, ks, vs, task, lam=float(lam), alpha=alpha, n_steps=n_steps, log_every=n_steps)
+            counts = np.bincount(np.asarray(classify_outcomes(res)), minlength=4) / n_runs
+            out["recovered"][i, j], out["stalled"][i, j], out["swapped"][i, j], out["undecided"][i, j] = counts
+            out["predicted"][i, j] = swap_race(float(lam), alpha, task, race_key, radius).swap_fraction
+            out["predicted_half"][i, j] = swap_race(float(lam), alpha, task, race_key, radius / 2).swap_fraction
+    return SwapRaceData(ds, lams, **out, n_runs=int(n_runs), alpha=float(alpha), n_steps=int(n_steps), L=int(L),
+                        radius=float(radius))
+
+
+def swap_race_table(data: SwapRaceData) -> dict[str, np.ndarray]:
+    """One row per (d, λ): the simulated fractions, their binomial standard error and the predictions."""
+    d, lam = np.meshgrid(data.ds, data.lams, indexing="ij")
+    se = np.sqrt(data.swapped * (1 - data.swapped) / data.n_runs)
+    return {"d": d.ravel(), "lam": lam.ravel(), "swapped": data.swapped.ravel(), "swapped_se": se.ravel(),
+            "recovered": data.recovered.ravel(), "stalled": data.stalled.ravel(),
+            "undecided": data.undecided.ravel(), "predicted": data.predicted.ravel(),
+            "predicted_half_radius": data.predicted_half.ravel()}
+
+
+register(FigureSpec("swap_race", "Fraction of uniform starts that end swapped at constant λ: PGD against the race "
+                    "of the two unstable directions at the saddle", 16, compute_swap_race, plot_swap_race,
+                    swap_race_table))

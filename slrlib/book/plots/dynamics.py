@@ -12,7 +12,7 @@ import numpy as np
 
 from slrlib.plots.style import COLORS, new_figure
 
-__all__ = ["draw_escape_time", "plot_dynamics_timescales", "plot_escape_frame", "plot_escape_time"]
+__all__ = ["draw_escape_time", "plot_dynamics_timescales", "plot_escape_frame", "plot_escape_time", "plot_swap_race"]
 
 
 def draw_escape_time(ax, data: Any, *, label_suffix: str = "", color: str | None = None,
@@ -164,3 +164,28 @@ def _tex_number(x: float) -> str:
     """``1e-06`` as ``10^{-6}`` (a power of ten), other numbers as ``:g``."""
     e = np.log10(x)
     return f"10^{{{int(round(e))}}}" if x > 0 and abs(e - round(e)) < 1e-9 else f"{x:g}"
+
+
+def plot_swap_race(data: Any):
+    r"""Fraction of uniform starts that end swapped against :math:`\lambda`, one colour per :math:`d`: simulated
+    (markers, with two binomial standard errors) and predicted by the race at the saddle (solid line at the radius
+    ``data.radius``, dotted at half of it)."""
+    fig = new_figure(figsize=(6.8, 4.2))
+    ax = fig.subplots()
+    palette = [COLORS["attention"], COLORS["bayes"], COLORS["linear"], COLORS["bound"]]
+    for i, d in enumerate(data.ds):
+        c = palette[i % len(palette)]
+        se = np.sqrt(data.swapped[i] * (1 - data.swapped[i]) / data.n_runs)
+        ax.errorbar(data.lams, data.swapped[i], yerr=2 * se, fmt="o", color=c, ms=4, capsize=2,
+                    label=f"PGD, $d = {d}$")
+        ax.plot(data.lams, data.predicted[i], "-", color=c, lw=1.4, label=f"race, $d = {d}$")
+        ax.plot(data.lams, data.predicted_half[i], ":", color=c, lw=1.0)
+    ax.axhline(0.5, color="0.6", lw=0.8, ls="--")
+    ax.set_xlabel(r"constant $\lambda$")
+    ax.set_ylabel("fraction of runs that end swapped")
+    ax.set_ylim(0.0, 0.6)
+    ax.grid(alpha=0.3)
+    ax.legend(ncol=2, loc="lower left")
+    ax.set_title(rf"$L = {data.L}$, $\alpha = {data.alpha:g}$, {data.n_steps:,} steps, {data.n_runs} runs per point; "
+                 rf"race at $R = {data.radius:g}$ (dotted: $R/2$)")
+    return fig
