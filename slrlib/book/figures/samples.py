@@ -68,6 +68,7 @@ __all__ = [
     "HIGH_LONG_DS",
     "HIGH_LONG_L",
     "HIGH_RATIOS",
+    "HIGH_TRIMMED_DS",
     "N_ITER",
     "LBFGSCurve",
     "HighDimCurves",
@@ -295,6 +296,9 @@ HIGH_LONG_L = 10
 HIGH_CONFIGS = tuple((d, HIGH_L) for d in HIGH_DS) + tuple((d, HIGH_LONG_L) for d in HIGH_LONG_DS)
 #: Grid of n/d of ``learning_curves_high_d``.
 HIGH_RATIOS = (1.0, 2.0, 4.0, 8.0)
+#: Dimensions whose grid leaves out its smallest n/d (all sizes of a sample run together, each reading the whole
+#: sample, so at d = 400 the point n/d = 1 costs as much as each other point; chapter 15 keeps within its time).
+HIGH_TRIMMED_DS = (400,)
 #: L-BFGS iterations per run.
 N_ITER = 100
 
@@ -389,9 +393,10 @@ def tokens_per_pass(d: int, L: int, ratios: Sequence[float] = HIGH_RATIOS) -> in
 def compute_learning_curves_high_d(configs: Sequence[tuple[int, int]] = HIGH_CONFIGS,
                                    ratios: Sequence[float] = HIGH_RATIOS, n_samples: int = N_SAMPLES, lam: float = LAM,
                                    step_scale: float = STEP_SCALE, n_iter: int = N_ITER, level: float = LEVEL,
-                                   seed: int = 0) -> HighDimCurves:
+                                   seed: int = 0, trimmed: Sequence[int] = HIGH_TRIMMED_DS) -> HighDimCurves:
     r"""The numbers of ``learning_curves_high_d``: :func:`lbfgs_curve` at each pair ``(d, L)`` of ``configs``
-    (default :data:`HIGH_CONFIGS`, up to the paper's :math:`d = 400`) on one grid of :math:`n/d`.
+    (default :data:`HIGH_CONFIGS`, up to the paper's :math:`d = 400`) on one grid of :math:`n/d`, less its smallest
+    value at the dimensions ``trimmed`` (default :data:`HIGH_TRIMMED_DS`).
 
     Parameters
     ----------
@@ -401,12 +406,15 @@ def compute_learning_curves_high_d(configs: Sequence[tuple[int, int]] = HIGH_CON
         Grid of :math:`n/d`.
     n_samples, lam, step_scale, n_iter, level, seed
         As :func:`lbfgs_curve`.
+    trimmed : sequence of int
+        Dimensions whose grid starts at its second value.
 
     Returns
     -------
     HighDimCurves
     """
-    curves = tuple(lbfgs_curve(int(d), int(L), ratios, n_samples, lam, step_scale, n_iter, level, seed)
+    curves = tuple(lbfgs_curve(int(d), int(L), tuple(ratios)[1:] if int(d) in trimmed else ratios, n_samples, lam,
+                               step_scale, n_iter, level, seed)
                    for d, L in configs)
     return HighDimCurves(curves, float(lam), int(n_samples), int(n_iter), float(level))
 
