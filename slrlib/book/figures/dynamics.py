@@ -213,7 +213,7 @@ class SwapRaceData(NamedTuple):
     radius: float
 
 
-def compute_swap_race(ds: Sequence[int] = RACE_DS, lams: Sequence[float] = RACE_LAMS, n_runs: int = 600,
+def compute_swap_race(ds: Sequence[int] = RACE_DS, lams: Sequence[float] = RACE_LAMS, n_runs: int = 400,
                       alpha: float = 4e-3, n_steps: int = 20_000, L: int = 10, radius: float = 1.0,
                       seed: int = 0) -> SwapRaceData:
     r"""Where uniform starts end under PGD at constant :math:`\lambda`, against the race at the saddle.
@@ -221,7 +221,7 @@ def compute_swap_race(ds: Sequence[int] = RACE_DS, lams: Sequence[float] = RACE_
     For each :math:`d`: task directions and ``n_runs`` uniform starts from ``fold_in(key(seed), d)``, the same
     starts for every :math:`\lambda`; full PGD (:func:`slrlib.training.pgd.pgd`, exact gradients) for ``n_steps``
     steps, classified as in chapter 8. The prediction is :func:`slrlib.book.ch16_dynamics.swap_race` (400 000
-    drawn starts, key ``fold_in(key(seed + 1), d)``). Default sizes: about half a minute on two CPU cores.
+    drawn starts, key ``fold_in(key(seed + 1), d)``). Default sizes: about 25 s on two CPU cores.
     """
     import jax
 

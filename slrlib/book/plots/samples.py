@@ -28,7 +28,7 @@ def _band(ax, x, y, color, ls, label, floor=None):
 
 
 def _style_handles(ds, Ls, level: float | None = None):
-    """Legend handles of the ERM panels: one colour per :math:`d`, one line style per :math:`L` (only where there
+    r"""Legend handles of the ERM panels: one colour per :math:`d`, one line style per :math:`L` (only where there
     are several), and the dotted level of :math:`n^\star` when ``level`` is given."""
     from matplotlib.lines import Line2D
 
