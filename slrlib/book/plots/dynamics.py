@@ -186,6 +186,5 @@ def plot_swap_race(data: Any):
     ax.set_ylim(0.0, 0.6)
     ax.grid(alpha=0.3)
     ax.legend(ncol=2, loc="lower left")
-    ax.set_title(rf"$L = {data.L}$, $\alpha = {data.alpha:g}$, {data.n_steps:,} steps, {data.n_runs} runs per point; "
-                 rf"race at $R = {data.radius:g}$ (dotted: $R/2$)")
+    ax.set_title(rf"$L = {data.L}$, $\alpha = {data.alpha:g}$, {data.n_steps:,} steps, {data.n_runs} runs per point")
     return fig
