@@ -8,6 +8,10 @@
 #   make test        set up .venv (first use), library tests (those marked roundoff also
 #                    compiled for SSE4.2), make book-fresh, then the
 #                    browser test (tests/browser: static checks and headless Chromium) on it
+#   make check       the loop while writing (about 2 min): the library tests recorded as
+#                    fast (tests/durations.json), then the chapters whose code changed,
+#                    through the cache
+#   make durations   record each library test's time into tests/durations.json
 #   make bench       set up .venv (first use), run benchmarks/ (if any)
 #   make lab         set up .venv (first use), write every chapter as a notebook for
 #                    JupyterLab (book/_ext/to_notebook.py) into _build/lab, and open JupyterLab
@@ -56,11 +60,25 @@ BOOK_JOBS ?= 1
 # The tests marked `roundoff` (two compiled programs compared to a round-off tolerance) run
 # a second time compiled for this instruction set, as on another user's CPU.
 OTHER_ISA ?= SSE4_2
-# Extra pytest arguments, e.g. `make test PYTEST_ARGS="-n 2"` (pytest-xdist).
+# When make started (for the install stage of `make test`), and where its stages are timed.
+MAKE_START := $(shell date +%s)
+STAGES     := _build/stages.tsv
+# $(call stage,NAME,COMMAND): run COMMAND, append "NAME<tab>seconds<tab>exit status" to
+# $(STAGES); on failure print the stage table so far and stop with COMMAND's status.
+define stage
+start=$$(date +%s); rc=0; $(2) || rc=$$?; \
+printf '%s\t%s\t%s\n' $(1) $$(( $$(date +%s) - start )) $$rc >> $(STAGES); \
+if [ $$rc -ne 0 ]; then $(PY) tools/stage_table.py $(STAGES); exit $$rc; fi
+endef
+# Extra pytest arguments, e.g. `make test PYTEST_ARGS="-x"`.
 PYTEST_ARGS ?=
+# The library tests run on TEST_JOBS workers (pytest-xdist), dealt out one test at a time,
+# except the modules whose tests share a costly fixture (xdist_group: kept on one worker).
+TEST_JOBS ?= 2
+XDIST     := -n $(TEST_JOBS) --dist loadgroup
 
 .DEFAULT_GOAL := book
-.PHONY: book book-fresh test bench clean install mathjax chromium lab
+.PHONY: book book-fresh test check durations bench clean install mathjax chromium lab
 
 # The chapters as notebooks for JupyterLab (book/_ext/lab.py).
 LAB_DIR    := _build/lab
@@ -122,18 +140,33 @@ book-fresh: $(STAMP) $(MATHJAX_STAMP)
 
 # Library tests (tests/, not tests/browser), the fresh book build (a library change does
 # not invalidate the cache), then the built site: tests/browser (static checks of the
-# HTML and headless Chromium) on _build/html.
+# HTML and headless Chromium) on _build/html. Each stage's wall time (and exit status) goes
+# to $(STAGES); the table of them is printed at the end, or where a stage fails
+# (tools/stage_table.py, against the budgets in budgets.yml). "install" is everything
+# before the first stage: the venv, MathJax and Chromium (0 s when already there).
 test: $(STAMP) $(MATHJAX_STAMP) chromium
+	@mkdir -p _build; printf 'install\t%s\t0\n' $$(( $$(date +%s) - $(MAKE_START) )) > $(STAGES)
+	@$(call stage,library,$(PY) -m pytest --ignore=tests/browser $(XDIST) $(PYTEST_ARGS))
+	@$(call stage,roundoff,XLA_FLAGS=--xla_cpu_max_isa=$(OTHER_ISA) $(PY) -m pytest --ignore=tests/browser -m roundoff $(XDIST) $(PYTEST_ARGS))
+	@$(call stage,book,$(MAKE) --no-print-directory book-fresh)
+	@$(call stage,browser,SLR_REQUIRE_BROWSER=1 $(PY) -m pytest tests/browser $(PYTEST_ARGS))
+	@$(PY) tools/stage_table.py $(STAGES)
+
+# The loop while writing: the library tests recorded as fast (tests/durations.json; the
+# others are marked slow), then every chapter whose code cells changed since their cached
+# run (book/_ext/execute_chapters.py, with its table of times against budgets.yml).
+# `make test` stays the full gate.
+check: $(STAMP)
 	@start=$$(date +%s); \
-	$(PY) -m pytest --ignore=tests/browser $(PYTEST_ARGS); \
-	echo "pytest: $$(( $$(date +%s) - start )) s"
-	@start=$$(date +%s); \
-	XLA_FLAGS=--xla_cpu_max_isa=$(OTHER_ISA) $(PY) -m pytest --ignore=tests/browser -m roundoff $(PYTEST_ARGS); \
-	echo "pytest -m roundoff under $(OTHER_ISA): $$(( $$(date +%s) - start )) s"
-	@$(MAKE) --no-print-directory book-fresh
-	@start=$$(date +%s); \
-	SLR_REQUIRE_BROWSER=1 $(PY) -m pytest tests/browser $(PYTEST_ARGS); \
-	echo "browser test: $$(( $$(date +%s) - start )) s"
+	$(PY) -m pytest --ignore=tests/browser -m "not slow" -q $(XDIST) $(PYTEST_ARGS); \
+	$(PY) book/_ext/execute_chapters.py --jobs $(BOOK_JOBS); \
+	echo "make check: $$(( $$(date +%s) - start )) s"
+
+# Record each library test's time (tests/durations.json), which decides what `make check` runs.
+durations: $(STAMP)
+	@mkdir -p _build; \
+	$(PY) -m pytest --ignore=tests/browser -q --junitxml=_build/junit.xml $(PYTEST_ARGS); \
+	$(PY) tools/test_durations.py _build/junit.xml
 
 bench: $(STAMP)
 	@if [ -f benchmarks/__main__.py ]; then \

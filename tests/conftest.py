@@ -1,20 +1,47 @@
 """Shared fixtures. Importing slrlib first switches JAX to float64."""
 
-import math
+import json
+from pathlib import Path
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import slrlib  # noqa: F401  (float64)
 from slrlib import SLRTask
 
+from helpers import unit
 
-def random_unit(key, shape):
-    """Uniform vectors on the sphere along the last axis."""
-    x = jax.random.normal(key, shape)
-    return x / jnp.linalg.norm(x, axis=-1, keepdims=True)
+#: A library test is marked ``slow`` when its recorded time (tests/durations.json, written by
+#: `make durations`) is above this; `make check` runs the others. Unrecorded tests count as fast.
+SLOW_SECONDS = 1.0
+DURATIONS = Path(__file__).with_name("durations.json")
+
+
+def _shared_fixtures(item) -> set[tuple[str, str]]:
+    """The module- and session-scoped fixtures ``item`` uses, as (name, where defined)."""
+    out = set()
+    for name in item.fixturenames:
+        defs = item._fixtureinfo.name2fixturedefs.get(name)
+        if defs and defs[-1].scope != "function":
+            out.add((name, defs[-1].baseid))
+    return out
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark ``slow`` each test recorded above SLOW_SECONDS, and each test that shares a module- or
+    session-scoped fixture first set up by such a test (the recorded time of the first user of a
+    fixture includes its setup: without it, the next user would pay for it)."""
+    recorded = json.loads(DURATIONS.read_text(encoding="utf-8")) if DURATIONS.is_file() else {}
+    slow = {item.nodeid for item in items if recorded.get(item.nodeid, 0.0) > SLOW_SECONDS}
+    first_user: dict[tuple[str, str], str] = {}
+    for item in items:
+        for fixture in _shared_fixtures(item):
+            first_user.setdefault(fixture, item.nodeid)
+    costly = {fixture for fixture, nodeid in first_user.items() if nodeid in slow}
+    for item in items:
+        if item.nodeid in slow or _shared_fixtures(item) & costly:
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")
@@ -27,21 +54,6 @@ def small_directions(small_task):
     return small_task.oracle_directions(jax.random.key(123))
 
 
-def unit(x):
-    """``x`` normalised along the last axis."""
-    return x / jnp.linalg.norm(x, axis=-1, keepdims=True)
-
-
-def moment_z_scores(x, y):
-    """z-scores of the differences of means and of second moments of two samples (columns)."""
-    m = x.shape[1]
-    pairs = [(i, j) for i in range(m) for j in range(i, m)]
-    fx = [x[:, i] for i in range(m)] + [x[:, i] * x[:, j] for i, j in pairs]
-    fy = [y[:, i] for i in range(m)] + [y[:, i] * y[:, j] for i, j in pairs]
-    return np.asarray([(a.mean() - b.mean()) / math.sqrt(a.var() / a.size + b.var() / b.size)
-                       for a, b in zip(fx, fy)])
-
-
 @pytest.fixture(scope="session")
 def sgd_small():
     """One head (K, V) off the oracle on a d = 12, L = 4 task, with its directions: (task, ks, vs, K, V).
@@ -52,18 +64,6 @@ def sgd_small():
     K = unit(0.6 * unit(jax.random.normal(jax.random.key(1), (1, 12))) + 0.5 * ks)
     V = unit(jax.random.normal(jax.random.key(2), (1, 12)) + 0.8 * vs)
     return task, ks, vs, K, V
-
-
-def orthogonal_fixing(key, k_star, v_star):
-    """A random orthogonal matrix that fixes k_star and v_star (rotates their complement)."""
-    d = k_star.shape[0]
-    A = np.asarray(jax.random.normal(key, (d, d)))
-    basis = np.linalg.qr(np.column_stack([k_star, v_star, A[:, : d - 2]]))[0]
-    R_small = np.linalg.qr(np.asarray(jax.random.normal(jax.random.fold_in(key, 1), (d - 2, d - 2))))[0]
-    block = np.eye(d)
-    block[2:, 2:] = R_small
-    # basis columns 0, 1 are ±k*, ±v*: the rotation acts on columns 2.. only.
-    return basis @ block @ basis.T
 
 
 # ------------------------------------------------------------------ z-score report

@@ -11,6 +11,7 @@ sys.path.insert(0, str(ROOT / "book" / "_ext"))
 from docutils import nodes  # noqa: E402
 
 import chapter_guide  # noqa: E402
+import execute_chapters  # noqa: E402
 import fold_checks  # noqa: E402
 import to_notebook  # noqa: E402
 from slrlib.verify import Check  # noqa: E402
@@ -75,3 +76,28 @@ def test_every_reference_left_in_a_chapters_notebook_has_its_target_in_that_note
         if missing:
             unresolved[path.name] = missing
     assert unresolved == {}
+
+
+def test_chapter_budgets_name_real_chapters_and_flag_the_slow_ones():
+    budgets = execute_chapters.chapter_budgets()
+    stems = {p.stem for p in (ROOT / "book").glob("[0-9][0-9]_*.md")}
+    assert set(budgets) - {"default"} <= stems, "budgets.yml names a chapter that does not exist"
+    assert budgets["default"] == 150 and budgets["10_transformer"] > 150
+    table, over = execute_chapters.budget_table(
+        [("03_oracle_risk", 149.9), ("15_samples", 150.1), ("10_transformer", 200.0)], budgets)
+    assert over == ["15_samples"]
+    assert [line.endswith("OVER") for line in table.splitlines()[2:]] == [False, True, False]
+
+
+def test_stage_table_totals_and_flags(tmp_path):
+    sys.path.insert(0, str(ROOT / "tools"))
+    import stage_table
+
+    record = tmp_path / "stages.tsv"
+    record.write_text("install\t100\t0\nlibrary\t500\t0\nbook\t30\t2\n", encoding="utf-8")
+    rows = stage_table.read_stages(record)
+    assert rows == [("install", 100.0, 0), ("library", 500.0, 0), ("book", 30.0, 2)]
+    lines = stage_table.stage_table(rows, {"library": 480, "book": 1260, "total": 2100}).splitlines()
+    assert lines[2].split() == ["install", "100"]
+    assert lines[3].endswith("OVER") and "FAILED (exit 2)" in lines[4]
+    assert lines[5].split()[:3] == ["total", "630", "2100"] and "OVER" not in lines[5]

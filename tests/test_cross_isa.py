@@ -35,6 +35,7 @@ import slrlib
 from slrlib.experiments import PGD_CONFIGS, SGD_CONFIGS, run_pgd_experiment, run_sgd_experiment
 from slrlib.training.transformer import train_transformer
 from slrlib.experiments.transformer import TRANSFORMER_CONFIGS
+
 out = {}
 pgd = run_pgd_experiment(PGD_CONFIGS["fig4b"].scaled(n_steps=2000, log_every=200)).result
 out["pgd_kappa"] = np.asarray(pgd.kappa)
@@ -49,6 +50,11 @@ print(json.dumps({k: v.tolist() for k, v in out.items()}))
 """
 
 
+# Their tests share costly fixtures: `make test` keeps them on one pytest-xdist worker, and the
+# fixtures are session-scoped, so that tests of other modules run between them do not tear them down.
+pytestmark = pytest.mark.xdist_group("test_cross_isa")
+
+
 def _run(isa: str | None) -> dict[str, np.ndarray]:
     env = dict(os.environ)
     env.pop("XLA_FLAGS", None)
@@ -59,7 +65,7 @@ def _run(isa: str | None) -> dict[str, np.ndarray]:
     return {k: np.asarray(v, dtype=float) for k, v in json.loads(proc.stdout.strip().splitlines()[-1]).items()}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def runs():
     return _run(None), _run("SSE4_2")
 

@@ -143,4 +143,5 @@ def test_book_fresh_empties_the_jupyter_cache():
     assert re.search(rf"^JB_CACHE\s*:?=\s*{re.escape(cache)}\s*$", makefile, re.MULTILINE), cache
     fresh = re.search(r"^book-fresh:.*?(?=^\S)", makefile, re.MULTILINE | re.DOTALL)
     assert fresh and "rm -rf $(JB_CACHE)" in fresh[0] and "--all" in fresh[0]
-    assert re.search(r"^\t@\$\(MAKE\) --no-print-directory book-fresh$", makefile, re.MULTILINE)
+    test = re.search(r"^test:.*?(?=^\S)", makefile, re.MULTILINE | re.DOTALL)
+    assert test and re.search(r"\$\(call stage,book,\$\(MAKE\) --no-print-directory book-fresh\)", test[0])

@@ -14,7 +14,7 @@ matplotlib.use("Agg")
 import matplotlib.figure
 import numpy as np
 import pytest
-from conftest import random_unit
+from helpers import random_unit
 
 from slrlib.core.geometry import directions_with_overlaps
 from slrlib import SLRTask, manifold_risk, overlaps, risk_from_overlaps

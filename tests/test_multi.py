@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from conftest import random_unit
+from helpers import random_unit
 from slrlib import (
     MultiLocationTask,
     SLRTask,

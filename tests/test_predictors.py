@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from conftest import random_unit
+from helpers import random_unit
 from slrlib import (
     SLRTask,
     bayes_posterior,

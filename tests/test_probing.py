@@ -50,6 +50,10 @@ from slrlib.case_studies.probing import (
     SET_NAMES,
 )
 
+# Their tests share costly fixtures: `make test` keeps them on one pytest-xdist worker, and the
+# fixtures are session-scoped, so that tests of other modules run between them do not tear them down.
+pytestmark = pytest.mark.xdist_group("test_probing")
+
 REPO = Path(__file__).resolve().parents[1]
 LEXICON = {**SENTIMENT_SEEN, **SENTIMENT_UNSEEN}
 FIG1A_PAIR = ("The city is nice. My blue dog is very nice.", "The city is nice. My blue dog is very mean.")
@@ -297,9 +301,32 @@ def encoder():
     return fig_probing.encoder()  # the figures' own per-process encoder: loaded once
 
 
+#: Sentences per label of each set in the CLI run of Figure 1(b) (train: the 1500 of ``train_subset``).
+#: Chapter 12 runs the figure on the full sets (23 008 sentences) and checks its numbers there; here
+#: the CLI, its files, its cache and the numbers re-derived from the cached states are what is tested,
+#: and they do not depend on the sets' sizes.
+FIG1B_PER_LABEL = {"train": 750, "baseline": 150, "unseen_adjectives": 150, "other_structure": 150, "both": 150}
+
+
+def _balanced_subset(s, per_label: int, rng) -> "probing.SentenceSet":
+    """``per_label`` sentences of each label of ``s``, drawn without replacement, in the set's order."""
+    idx = np.sort(np.concatenate([rng.choice(np.flatnonzero(s.labels == y), per_label, replace=False)
+                                  for y in (1, -1)]))
+    return probing.SentenceSet(s.name, tuple(s.sentences[i] for i in idx), s.labels[idx],
+                               tuple(s.patterns[i] for i in idx), tuple(s.deciding_word[i] for i in idx))
+
+
 @pytest.fixture(scope="session")
-def fig1b_run(encoder, tmp_path_factory):
-    """``python -m slrlib figure fig1b`` once per session, with SLR_CACHE_DIR in a temporary directory."""
+def fig1b_datasets(datasets):
+    """The five sets as the CLI run of Figure 1(b) sees them: balanced subsets (seed 0)."""
+    rng = np.random.default_rng(0)
+    return {name: _balanced_subset(datasets[name], FIG1B_PER_LABEL[name], rng) for name in SET_NAMES}
+
+
+@pytest.fixture(scope="session")
+def fig1b_run(encoder, fig1b_datasets, tmp_path_factory):
+    """``python -m slrlib figure fig1b`` once per session, on ``fig1b_datasets`` (the sets the experiment
+    builds replaced by them), with SLR_CACHE_DIR in a temporary directory."""
     from slrlib.__main__ import main
     from slrlib.figures import probing as fig_probing
 
@@ -311,21 +338,24 @@ def fig1b_run(encoder, tmp_path_factory):
         return sorted((p.name, p.stat().st_mtime_ns) for p in home_cache.iterdir()) if home_cache.is_dir() else None
 
     home_before = listing()
-    fresh = fig_probing.fig1b_data.cache_info().currsize == 0
+    fig_probing.fig1b_data.cache_clear()  # computed here, on the subsets
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("SLR_CACHE_DIR", str(cache_root))
+        mp.setattr(probing, "make_datasets", lambda: dict(fig1b_datasets))
         start = time.perf_counter()
         rc = main(["figure", "fig1b", "--out", str(out)])
         seconds = time.perf_counter() - start
+        result = fig_probing.fig1b_data()
+    fig_probing.fig1b_data.cache_clear()  # no later caller gets the subsets' result
     return types.SimpleNamespace(
-        rc=rc, out=out, cache=cache_root / "probing", fresh=fresh, seconds=seconds,
-        result=fig_probing.fig1b_data(), home_before=home_before, home_after=listing(),
+        rc=rc, out=out, cache=cache_root / "probing", fresh=True, seconds=seconds,
+        result=result, home_before=home_before, home_after=listing(),
     )
 
 
 @pytest.fixture(scope="session")
-def full_states(encoder, fig1b_run, datasets):
-    """The [CLS] states of every set, read back from the cache the CLI run wrote."""
+def full_states(encoder, fig1b_run, fig1b_datasets):
+    """The [CLS] states of every set of the CLI run, read back from the cache it wrote."""
     def refuse(*args, **kwargs):
         raise AssertionError("cls_states called: the fig1b run did not cache these states")
 
@@ -333,7 +363,7 @@ def full_states(encoder, fig1b_run, datasets):
         if fig1b_run.fresh:
             mp.setattr(probing, "cls_states", refuse)
         return {name: probing.encode(encoder, s.sentences, cache_dir=fig1b_run.cache)
-                for name, s in datasets.items()}
+                for name, s in fig1b_datasets.items()}
 
 
 @pytest.fixture(scope="session")
@@ -498,9 +528,13 @@ def test_layer0_cls_is_constant_later_layers_are_not(encoder, datasets):
     assert np.all(diff > np.maximum(100 * noise[1:], 1e-4)), (diff, noise)
 
 
-def test_padding_and_cache_agree_with_full_run(train_subset, full_states):
-    # The subset was encoded in another order, hence other batches and paddings.
-    np.testing.assert_allclose(train_subset.states, full_states["train"][train_subset.idx], rtol=0, atol=1e-4)
+def test_padding_and_cache_agree_with_full_run(train_subset, full_states, datasets, fig1b_datasets):
+    # The same 1500 sentences (the same draws), encoded here in a random order and by the CLI run in the
+    # set's order, hence in other batches with other paddings; the CLI run's states read from its cache.
+    row = {sentence: i for i, sentence in enumerate(fig1b_datasets["train"].sentences)}
+    rows = [row[datasets["train"].sentences[i]] for i in train_subset.idx]
+    assert rows != sorted(rows)  # another order
+    np.testing.assert_allclose(train_subset.states, full_states["train"][rows], rtol=0, atol=1e-4)
 
 
 # ============================================================================ probes (subset)
@@ -769,10 +803,10 @@ def test_fig1b_cli_writes_figure_and_csv(fig1b_run):
     assert fig1b_run.home_after == fig1b_run.home_before
 
 
-def test_fig1b_result(fig1b_run, datasets):
+def test_fig1b_result(fig1b_run, fig1b_datasets):
     result = fig1b_run.result
     assert result.set_names == SET_NAMES
-    assert result.set_sizes == tuple(len(datasets[n]) for n in SET_NAMES)
+    assert result.set_sizes == tuple(len(fig1b_datasets[n]) for n in SET_NAMES)
     assert (result.n_layers, result.hidden_size) == (6, 384)
     assert result.accuracy.shape == result.auc.shape == (5, 7) and len(result.probes) == 7
     np.testing.assert_array_equal(result.accuracy[:, 0], 0.5)  # layer 0: chance, exactly
@@ -785,10 +819,10 @@ def test_fig1b_result(fig1b_run, datasets):
     np.testing.assert_array_equal(table["accuracy"], result.accuracy.ravel())
 
 
-def test_fig1b_numbers_rederived_from_cached_states(fig1b_run, full_states, datasets):
+def test_fig1b_numbers_rederived_from_cached_states(fig1b_run, full_states, fig1b_datasets):
     result = fig1b_run.result
     for i, name in enumerate(SET_NAMES):
-        labels = datasets[name].labels
+        labels = fig1b_datasets[name].labels
         for layer, probe in enumerate(result.probes):
             X = full_states[name][:, layer]
             score = _check_accuracy_by_hand(probe, X, labels, result.accuracy[i, layer])

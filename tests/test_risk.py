@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from conftest import orthogonal_fixing, random_unit
+from helpers import orthogonal_fixing, random_unit
 from slrlib.core.geometry import manifold_directions
 from slrlib import (
     SLRTask,
@@ -77,7 +77,11 @@ def test_population_risk_matches_monte_carlo(d, L, lam, gamma, eps, record_z):
         k_star,
         v_star,
         jax.random.key(11 + L),
-        n_samples=300_000,
+        # 100 000 sequences (300 000 before issue 28): a closed form 2 % off fails every
+        # configuration here (|z| 4.9 to 10.8), 1 % off fails two of six (5.2, 5.5; at 300 000,
+        # five of six). One term 1 % off is the quadrature's to catch (test_risk_checks.py,
+        # chapter 3's prop15-quadrature).
+        n_samples=100_000,
     )
     z = est.z_score(closed)
     record_z(z, f"d={d} L={L} lam={lam}")

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import slrlib
-from conftest import moment_z_scores, unit
+from helpers import moment_z_scores, unit
 from slrlib.core.geometry import uniform_directions
 from slrlib.training import sgd as S
 from slrlib.training.pgd import pgd
@@ -31,8 +31,12 @@ from slrlib.experiments import (
 )
 from slrlib.core.risk import population_risk
 
+# Their tests share costly fixtures: `make test` keeps them on one pytest-xdist worker, and the
+# fixtures are session-scoped, so that tests of other modules run between them do not tear them down.
+pytestmark = pytest.mark.xdist_group("test_sgd")
 
-@pytest.fixture(scope="module")
+
+@pytest.fixture(scope="session")
 def multi():
     task = slrlib.MultiLocationTask(10, 5, M=2, eps=0.1)
     Ks, Vs = task.oracle_directions(jax.random.key(3))
@@ -213,7 +217,7 @@ def test_same_key_same_trajectory_and_sampler_choice():
     assert p.result.test_risk.shape == a.result.test_risk.shape
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def fig9_small():
     cfg = SGD_CONFIGS["fig9"].scaled(n_steps=400, log_every=200, n_runs=3, test_size=20, decay=0.01,
                                      freeze_after=300, d=12, L=4)

@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import random_unit
+from helpers import random_unit
 
 from slrlib.core.geometry import vectors_with_overlaps
 from slrlib.training.sgd import exact_sampler_draws

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import slrlib
-from conftest import moment_z_scores, unit
+from helpers import moment_z_scores, unit
 from slrlib.core.geometry import uniform_directions
 from slrlib.core.predictors import softmax_attention
 from slrlib.training import sgd as S

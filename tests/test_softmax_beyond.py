@@ -16,7 +16,7 @@ matplotlib.use("Agg")
 import matplotlib.figure
 import numpy as np
 import pytest
-from conftest import random_unit
+from helpers import random_unit
 
 from slrlib import SLRTask, bayes_predictor, monte_carlo_risk, softmax_attention
 from slrlib.core.predictors import bayes_scores

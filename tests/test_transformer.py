@@ -25,6 +25,10 @@ from slrlib import MultiLocationTask, SLRTask
 from slrlib.training import transformer as T
 from slrlib.experiments import transformer as TX
 
+# Their tests share costly fixtures: `make test` keeps them on one pytest-xdist worker, and the
+# fixtures are session-scoped, so that tests of other modules run between them do not tear them down.
+pytestmark = pytest.mark.xdist_group("test_transformer")
+
 SINGLE = T.TransformerConfig(
     name="test-single", title="test", task=SLRTask(16, 4, eps=0.1), n_heads=1, r=16, m=32, alpha=2e-2,
     batch_size=64, test_size=500, n_steps=300, log_every=50, n_runs=4)
@@ -33,12 +37,12 @@ MULTI = T.TransformerConfig(
     batch_size=64, test_size=500, n_steps=300, log_every=50, n_runs=4)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def single_result():
     return T.train_transformer(SINGLE, jax.random.key(0))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def multi_result():
     return T.train_transformer(MULTI, jax.random.key(0))
 

@@ -21,7 +21,9 @@ is cached, so that the appendix "What this book verified" always lists every cha
 
 A chapter that raises is not cached: the script prints its traceback and exits 1 (so
 ``make`` stops); every other chapter still runs. Prints a table of the chapters and their
-execution times.
+execution times, each against its budget (``budgets.yml`` at the repository's root: 150 s, the
+Transformer chapters excepted); a chapter over its budget is flagged ``OVER`` (a flag, not a
+failure: a slower machine flags more).
 
 ``--only NAME[,NAME]`` executes just those chapters (by file stem, ``03_oracle_risk``), cached
 or not, and then lists the checks each recorded and any ``{glue:text}`` key its prose uses
@@ -46,6 +48,27 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 #: Where each chapter's kernel records its checks (read by book/_ext/check_ledger.py).
 CHECKS_DIR = ROOT / "_build" / "checks"
+
+
+def chapter_budgets() -> dict[str, float]:
+    """Seconds each chapter may take (by file stem), from ``budgets.yml``; missing stems get the default."""
+    spec = yaml.safe_load((ROOT / "budgets.yml").read_text(encoding="utf-8"))["chapters"]
+    budgets = {stem: float(entry["budget"]) for stem, entry in (spec.get("exceptions") or {}).items()}
+    budgets["default"] = float(spec["default"])
+    return budgets
+
+
+def budget_table(rows: list[tuple[str, float]], budgets: dict[str, float]) -> tuple[str, list[str]]:
+    """A plain-text table of chapter times against their budgets, and the chapters over budget."""
+    over = []
+    lines = [f"  {'chapter':<22} {'seconds':>8} {'budget':>7}", f"  {'-' * 22} {'-' * 8} {'-' * 7}"]
+    for name, seconds in rows:
+        budget = budgets.get(name, budgets["default"])
+        flag = "  OVER" if seconds > budget else ""
+        if flag:
+            over.append(name)
+        lines.append(f"  {name:<22} {seconds:8.1f} {budget:7.0f}{flag}")
+    return "\n".join(lines), over
 
 
 def checks_file(chapter: Path) -> Path:
@@ -146,6 +169,11 @@ def main(argv=None) -> int:
                 failed.append(name)
     wall = time.perf_counter() - start
     total = sum(s for _, s in rows)
+    rows.sort(key=lambda row: [p.stem for p in chapters].index(row[0]))
+    table, over = budget_table(rows, chapter_budgets())
+    print(table)
+    if over:
+        print(f"execute_chapters: OVER BUDGET (budgets.yml): {', '.join(over)}")
     print(f"execute_chapters: {len(rows)} executed in {wall:.0f} s wall ({total:.0f} s of kernel time)"
           + (f"; failed: {', '.join(failed)}" if failed else ""))
     if only:

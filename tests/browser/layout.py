@@ -145,3 +145,31 @@ RAW_MARKUP = r"""() => {
   }
   return found;
 }"""
+
+# For each table in the article: is it (or a box between it and the article) wider than its
+# box, or does it reach past the article's right edge?
+# A table overflows when it or a box around it scrolls or it sticks out of the article; it is
+# too close to overflowing when its narrowest layout (CSS min-content) takes more than
+# MIN_CONTENT_SHARE of the article's width: another machine's fonts (system-ui) may be a tenth
+# wider than this one's, and the project's CI saw tables overflow that fit here.
+MIN_CONTENT_SHARE = 0.88
+OVERFLOWING_TABLES = """(share) => {
+  const article = document.querySelector('article');
+  const frame = article.getBoundingClientRect();
+  const out = [];
+  for (const table of article.querySelectorAll('table')) {
+    let box = table, scrolls = false;
+    while (box && box !== article) {
+      if (box.scrollWidth > box.clientWidth + 1) { scrolls = true; break; }
+      box = box.parentElement;
+    }
+    const width = table.style.width;
+    table.style.width = 'min-content';
+    const narrowest = table.getBoundingClientRect().width;
+    table.style.width = width;
+    if (scrolls || table.getBoundingClientRect().right > frame.right + 1 || narrowest > share * frame.width) {
+      out.push(`${(narrowest / frame.width).toFixed(3)} of the width: ` + table.innerText.slice(0, 80));
+    }
+  }
+  return out;
+}"""

@@ -3,14 +3,17 @@
 Pages are opened from disk (file:// URLs) with background networking off. Checks:
 every page loads with no console error, no uncaught exception and no request leaving
 the machine; math is typeset on the chapter-3 page; moving a kernel-free slider changes
-the figure shown; the search page answers. Screenshots go to _build/screenshots/.
+the figure shown; the search page answers. The chapters' checks read their one visit
+(``visits.py``), shared with test_layout.py. Screenshots go to _build/screenshots/.
 """
 
 from __future__ import annotations
 
 import pytest
 
+from layout import MIN_CONTENT_SHARE, OVERFLOWING_TABLES
 from sitepaths import SCREENSHOTS, SITE, html_pages
+from visits import MATH_CHAPTER, SLIDER_CHAPTERS, visit
 
 PAGES = html_pages()
 #: The chapters are opened, watched and photographed by test_layout.py (at two sizes); here the
@@ -31,12 +34,16 @@ class PageWatch:
         page.on("request", lambda r: r.url.startswith(LOCAL_SCHEMES) or self.requests.append(r.url))
 
 
-def open_page(context, path: str):
+def open_page(context, path: str, wait: bool = True):
     page = context.new_page()
     watch = PageWatch(page)
-    page.goto((SITE / path).as_uri() if "?" not in path else (SITE / path.split("?")[0]).as_uri() + "?" + path.split("?", 1)[1])
-    page.wait_for_load_state("load")
+    page.goto((SITE / path).as_uri() if "?" not in path else (SITE / path.split("?")[0]).as_uri() + "?" + path.split("?", 1)[1],
+              wait_until="load" if wait else "commit")
     return page, watch
+
+
+#: The next page of test_page_loads_without_errors, opened while the current one is checked.
+_OPENING: dict[str, tuple] = {}
 
 
 def wait_for_mathjax(page):
@@ -54,8 +61,13 @@ def shot_name(rel: str) -> str:
 @pytest.mark.skipif(not PAGES, reason=f"{SITE} has no built book: run `make book` first")
 @pytest.mark.parametrize("rel", [str(p.relative_to(SITE)) for p in OTHER_PAGES])
 def test_page_loads_without_errors(browser_context, rel):
-    page, watch = open_page(browser_context, rel)
+    page, watch = _OPENING.pop(rel, None) or open_page(browser_context, rel, wait=False)
+    order = [str(p.relative_to(SITE)) for p in OTHER_PAGES]
+    if order.index(rel) + 1 < len(order):
+        later = order[order.index(rel) + 1]
+        _OPENING[later] = open_page(browser_context, later, wait=False)
     try:
+        page.wait_for_load_state("load")
         wait_for_mathjax(page)
         page.wait_for_timeout(300)
         page.screenshot(path=str(SCREENSHOTS / shot_name(rel)), full_page=False)
@@ -66,49 +78,26 @@ def test_page_loads_without_errors(browser_context, rel):
 
 
 def test_math_is_typeset_on_chapter_3(browser_context):
-    page, watch = open_page(browser_context, "book/03_oracle_risk.html")
-    try:
-        wait_for_mathjax(page)
-        assert page.evaluate("MathJax.version").startswith("3.")
-        n = page.locator("article mjx-container").count()
-        assert n >= 20, f"only {n} typeset formulas"
-        text = page.locator("article").inner_text()
-        for raw in ("$$", "\\(", "\\[", "\\begin{"):
-            assert raw not in text, f"untypeset {raw!r} in the chapter text"
-        page.locator("mjx-container[display='true']").first.scroll_into_view_if_needed()
-        page.screenshot(path=str(SCREENSHOTS / "math_03_oracle_risk.png"))
-        assert watch.errors == [] and watch.requests == []
-    finally:
-        page.close()
+    report = visit(browser_context, MATH_CHAPTER)  # the chapter's one visit (visits.py)
+    math = report["math"]
+    assert math["version"].startswith("3.")
+    assert math["typeset"] >= 20, f"only {math['typeset']} typeset formulas"
+    assert math["raw"] == [], f"untypeset {math['raw']} in the chapter text"
+    assert report["errors"] == []
 
 
-@pytest.mark.parametrize("rel", ["book/03_oracle_risk.html", "book/05_linear.html", "book/07_theorem5.html", "book/08_beyond_manifold.html"])
+@pytest.mark.parametrize("rel", SLIDER_CHAPTERS)
 def test_static_slider_changes_the_figure(browser_context, rel):
-    page, watch = open_page(browser_context, rel)
-    try:
-        figures = page.locator(".slr-slider-figure")
-        assert figures.count() >= 1, f"{rel} has no kernel-free slider"
-        figure = figures.first
-        slider = figure.locator("input[type=range]").first
-        image = figure.locator("img").first
-        figure.scroll_into_view_if_needed()
-        before_src = image.get_attribute("src")
-        before_readout = figure.locator("output").first.inner_text()
-        lo, hi, value = (int(slider.get_attribute(a)) for a in ("min", "max", "value"))
-        slider.focus()
-        page.keyboard.press("End" if value < hi else "Home")  # a real key press moves the range
-        assert int(slider.input_value()) in (lo, hi) and int(slider.input_value()) != value
-        after_src = image.get_attribute("src")
-        assert after_src != before_src, "moving the slider did not change the figure"
-        # The frames are files of the book (book/_ext/slider_frames.py), loaded when shown.
-        assert after_src.startswith("../_images/slr-frames/") and after_src.endswith(".png")
-        assert (SITE / "book" / after_src).resolve().is_file()
-        page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=image.element_handle())
-        assert figure.locator("output").first.inner_text() != before_readout
-        page.screenshot(path=str(SCREENSHOTS / ("slider_" + shot_name(rel))))
-        assert watch.errors == [] and watch.requests == []
-    finally:
-        page.close()
+    report = visit(browser_context, rel)  # the slider is moved during the chapter's one visit
+    slider = report["slider"]
+    assert slider["count"] >= 1, f"{rel} has no kernel-free slider"
+    assert slider["moved_to"] in (slider["lo"], slider["hi"]) and slider["moved_to"] != slider["value"]
+    assert slider["after_src"] != slider["before_src"], "moving the slider did not change the figure"
+    # The frames are files of the book (book/_ext/slider_frames.py), loaded when shown.
+    assert slider["after_src"].startswith("../_images/slr-frames/") and slider["after_src"].endswith(".png")
+    assert (SITE / "book" / slider["after_src"]).resolve().is_file()
+    assert slider["after_readout"] != slider["before_readout"]
+    assert report["errors"] == []
 
 
 def test_search_page_answers(browser_context):
@@ -125,33 +114,7 @@ def test_search_page_answers(browser_context):
 
 CHAPTER_PAGES = [str(p.relative_to(SITE)) for p in PAGES if p.parent.name == "book" and p.name[:2].isdigit()]
 
-# For each table in the article: is it (or a box between it and the article) wider than its
-# box, or does it reach past the article's right edge?
-# A table overflows when it or a box around it scrolls or it sticks out of the article; it is
-# too close to overflowing when its narrowest layout (CSS min-content) takes more than
-# MIN_CONTENT_SHARE of the article's width: another machine's fonts (system-ui) may be a tenth
-# wider than this one's, and the project's CI saw tables overflow that fit here.
-MIN_CONTENT_SHARE = 0.88
-OVERFLOWING_TABLES = """(share) => {
-  const article = document.querySelector('article');
-  const frame = article.getBoundingClientRect();
-  const out = [];
-  for (const table of article.querySelectorAll('table')) {
-    let box = table, scrolls = false;
-    while (box && box !== article) {
-      if (box.scrollWidth > box.clientWidth + 1) { scrolls = true; break; }
-      box = box.parentElement;
-    }
-    const width = table.style.width;
-    table.style.width = 'min-content';
-    const narrowest = table.getBoundingClientRect().width;
-    table.style.width = width;
-    if (scrolls || table.getBoundingClientRect().right > frame.right + 1 || narrowest > share * frame.width) {
-      out.push(`${(narrowest / frame.width).toFixed(3)} of the width: ` + table.innerText.slice(0, 80));
-    }
-  }
-  return out;
-}"""
+
 
 
 @pytest.mark.skipif(not CHAPTER_PAGES, reason=f"{SITE} has no built book: run `make book` first")

@@ -48,7 +48,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def lab():
     """JupyterLab serving chapter 1 as a notebook, in folders of its own; yields (url, notebook name)."""
     if not JUPYTER.exists():
@@ -116,59 +116,80 @@ EXPRESSIONS = """() => { const out = [];
   return out; }"""
 
 
-def test_chapter_renders_runs_and_its_slider_moves_in_jupyterlab(lab, browser_context):
+@pytest.fixture(scope="session")
+def lab_run(lab, browser_context):
+    """The chapter opened in JupyterLab, its kernel idle, and "Run all" started: (page, console errors).
+
+    Session-scoped, and started by the first browser test (conftest.py puts
+    ``test_the_chapter_opens_in_jupyterlab_and_starts_running`` first and the test that reads the
+    run last): the chapter runs in its kernel while the other tests open the built book."""
     url, name, path = lab
-    source = CHAPTER.read_text(encoding="utf-8")
-    glued = len(re.findall(r"\{glue:text\}`", source))
     page = browser_context.new_page()
     console: list[str] = []
     page.on("console", lambda m: m.type == "error" and console.append(m.text[:300]))
     page.on("pageerror", lambda e: console.append(f"pageerror: {e}"))
+    page.set_viewport_size({"width": 1300, "height": 900})
+    page.goto(f"{url}/lab/workspaces/slr-test/tree/{name}?reset")
+    page.wait_for_function(KERNEL_IDLE, timeout=120_000)
+    cells = page.evaluate("() => window.jupyterapp.shell.currentWidget.content.widgets.length")
+    page.evaluate("() => { window.__ran = false; window.jupyterapp.commands.execute('notebook:run-all-cells')"
+                  ".then(() => { window.__ran = true; }); }")
     try:
-        page.set_viewport_size({"width": 1300, "height": 900})
-        page.goto(f"{url}/lab/workspaces/slr-test/tree/{name}?reset")
-        page.wait_for_function(KERNEL_IDLE, timeout=120_000)
-        page.evaluate("() => { window.__ran = false; window.jupyterapp.commands.execute('notebook:run-all-cells')"
-                      ".then(() => { window.__ran = true; }); }")
-        page.wait_for_function("() => window.__ran === true", timeout=RUN_TIMEOUT_S * 1000)
-        page.wait_for_function(KERNEL_IDLE, timeout=RUN_TIMEOUT_S * 1000, polling=500)
-        page.wait_for_timeout(1000)
-
-        assert page.evaluate(ERRORS) == []
-        verdicts = page.locator(".jp-OutputArea .slr-check")
-        assert verdicts.count() >= 1 and page.locator(".jp-OutputArea .slr-check-fail").count() == 0
-
-        # Every number of the prose was evaluated in the kernel, and shows.
-        expressions = page.evaluate(EXPRESSIONS)
-        assert len(expressions) == glued, f"{len(expressions)} evaluated expressions for {glued} glued numbers"
-        failed = [e["expression"] for e in expressions if e["result"].get("status") != "ok"]
-        assert failed == [], failed
-        prose = "\n".join(page.evaluate(PROSE))
-        assert len(prose) > 5000, "the prose is not rendered"
-        left = [prose[max(0, m.start() - 60):m.end() + 60] for m in UNRENDERED.finditer(prose)]
-        assert left == [], f"unrendered markup in the prose: {left[:5]}"
-        assert "glued(" not in prose, "a number of the prose shows its expression, not its value"
-        assert PENDING not in prose, "a number of the prose glued further down was never filled in"
-        assert page.locator(".jp-MarkdownCell .katex").count() > 20, "jupyterlab-myst did not typeset the math"
-        assert page.locator(".jp-MarkdownCell .myst-RenderedExpression, .jp-MarkdownCell span").count() > 0
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SCREENSHOTS / "jupyterlab_01_task.png"))
-
-        # A live slider: moving it redraws the figure in its output.
-        slider = page.locator(".jp-OutputArea .widget-slider").first
-        slider.scroll_into_view_if_needed()
-        box = slider.locator("xpath=ancestor::div[contains(@class, 'widget-vbox')][1]")
-        image = box.locator("img").first
-        image.wait_for(timeout=30_000)
-        before = image.get_attribute("src")
-        handle = slider.locator(".noUi-handle").first
-        handle.focus()
-        page.keyboard.press("End")
-        page.wait_for_function("([img, src]) => img.isConnected ? img.getAttribute('src') !== src : true",
-                               arg=[image.element_handle(), before], timeout=60_000)
-        after = box.locator("img").first.get_attribute("src")
-        assert after and after != before, "moving the slider did not redraw the figure"
-        page.screenshot(path=str(SCREENSHOTS / "jupyterlab_01_task_slider.png"))
-        assert console == [], console
+        yield page, console, cells
     finally:
         page.close()
+
+
+def test_the_chapter_opens_in_jupyterlab_and_starts_running(lab_run, lab):
+    page, console, cells = lab_run
+    import nbformat
+
+    assert cells == len(nbformat.read(lab[2], as_version=4).cells), "JupyterLab shows another number of cells"
+    assert console == [], console
+
+
+def test_chapter_renders_runs_and_its_slider_moves_in_jupyterlab(lab_run):
+    page, console, _ = lab_run
+    source = CHAPTER.read_text(encoding="utf-8")
+    glued = len(re.findall(r"\{glue:text\}`", source))
+    page.wait_for_function("() => window.__ran === true", timeout=RUN_TIMEOUT_S * 1000)
+    page.wait_for_function(KERNEL_IDLE, timeout=RUN_TIMEOUT_S * 1000, polling=500)
+    page.wait_for_timeout(1000)
+
+    assert page.evaluate(ERRORS) == []
+    verdicts = page.locator(".jp-OutputArea .slr-check")
+    assert verdicts.count() >= 1 and page.locator(".jp-OutputArea .slr-check-fail").count() == 0
+
+    # Every number of the prose was evaluated in the kernel, and shows.
+    expressions = page.evaluate(EXPRESSIONS)
+    assert len(expressions) == glued, f"{len(expressions)} evaluated expressions for {glued} glued numbers"
+    failed = [e["expression"] for e in expressions if e["result"].get("status") != "ok"]
+    assert failed == [], failed
+    prose = "\n".join(page.evaluate(PROSE))
+    assert len(prose) > 5000, "the prose is not rendered"
+    left = [prose[max(0, m.start() - 60):m.end() + 60] for m in UNRENDERED.finditer(prose)]
+    assert left == [], f"unrendered markup in the prose: {left[:5]}"
+    assert "glued(" not in prose, "a number of the prose shows its expression, not its value"
+    assert PENDING not in prose, "a number of the prose glued further down was never filled in"
+    assert page.locator(".jp-MarkdownCell .katex").count() > 20, "jupyterlab-myst did not typeset the math"
+    assert page.locator(".jp-MarkdownCell .myst-RenderedExpression, .jp-MarkdownCell span").count() > 0
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / "jupyterlab_01_task.png"))
+
+    # A live slider: moving it redraws the figure in its output.
+    slider = page.locator(".jp-OutputArea .widget-slider").first
+    slider.scroll_into_view_if_needed()
+    box = slider.locator("xpath=ancestor::div[contains(@class, 'widget-vbox')][1]")
+    image = box.locator("img").first
+    image.wait_for(timeout=30_000)
+    before = image.get_attribute("src")
+    handle = slider.locator(".noUi-handle").first
+    handle.focus()
+    page.keyboard.press("End")
+    page.wait_for_function("([img, src]) => img.isConnected ? img.getAttribute('src') !== src : true",
+                           arg=[image.element_handle(), before], timeout=60_000)
+    after = box.locator("img").first.get_attribute("src")
+    assert after and after != before, "moving the slider did not redraw the figure"
+    page.screenshot(path=str(SCREENSHOTS / "jupyterlab_01_task_slider.png"))
+    assert console == [], console
+

@@ -12,10 +12,12 @@ On every chapter page (the measurements are in ``layout.py``; ``audit.py`` print
 * a cell's check verdicts are folded: none is shown until its fold is opened;
 * no page scrolls sideways at 390 px, and the phone menu opens and lists the chapters;
 * no `$` or MyST role (``{prf:ref}``) is left unrendered in the text, no table is wider than
-  the page (``test_browser.OVERFLOWING_TABLES``), and the page loads with no console error, no
+  the page (``layout.OVERFLOWING_TABLES``), and the page loads with no console error, no
   uncaught exception and no request leaving the machine.
 
-Screenshots of chapters 3, 7 and 15 at both sizes go to ``_build/screenshots/`` for review.
+Each chapter is opened once (``visits.py``: at 390 px, then widened to 1300 px, then printed);
+the two tests per chapter read the same visit. Screenshots of chapters 3, 7 and 15 at both sizes
+go to ``_build/screenshots/`` for review.
 """
 
 from __future__ import annotations
@@ -23,19 +25,12 @@ from __future__ import annotations
 import re
 
 import pytest
-from bs4 import BeautifulSoup
 
-from layout import CODE, EQUATIONS, FIGURES, RAW_MARKUP, SIDEWAYS, VERDICTS
-from sitepaths import SCREENSHOTS, SITE, html_pages
-from test_browser import MIN_CONTENT_SHARE, OVERFLOWING_TABLES, PageWatch
+from sitepaths import SCREENSHOTS, SITE, html_pages, parsed
+from visits import DESKTOP, PHONE, PRINT, visit, wait_for_typesetting, watch
 
 PAGES = html_pages()
 CHAPTERS = [str(p.relative_to(SITE)) for p in PAGES if p.parent.name == "book" and p.name[:2].isdigit()]
-SCREENSHOT_CHAPTERS = ("book/03_oracle_risk.html", "book/07_theorem5.html", "book/15_samples.html")
-DESKTOP = {"width": 1300, "height": 900}
-PHONE = {"width": 390, "height": 844}
-#: A printed page: A4 (210 mm) less Chromium's default margins (about 1 cm each), in CSS pixels.
-PRINT = {"width": 718, "height": 1010}
 #: A figure is shown at no less than this share of the width it was drawn for.
 MIN_FIGURE_SCALE = 0.8
 #: Pixels per shown pixel of a figure: 2 (high-density screens), up to PNG rounding.
@@ -46,26 +41,14 @@ needs_book = pytest.mark.skipif(not CHAPTERS, reason=f"{SITE} has no built book:
 
 def open_chapter(context, rel: str, viewport: dict):
     """The chapter at ``viewport``, typeset; and the list that collects its console errors,
-    uncaught exceptions and requests leaving the machine."""
+    uncaught exceptions and requests leaving the machine (for the tests that interact with a page)."""
     page = context.new_page()
-    watch = PageWatch(page)
-    errors = watch.errors
-    page.on("request", lambda r: r.url.startswith(("file:", "data:", "blob:", "about:", "chrome-error:"))
-            or errors.append(f"network request: {r.url}"))
+    errors = watch(page)
     page.set_viewport_size(viewport)
     page.goto((SITE / rel).as_uri())
     page.wait_for_load_state("load")
-    if page.locator('script[src*="mathjax"]').count():
-        page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=30_000)
-        page.evaluate("() => MathJax.startup.promise.then(() => true)")
-        page.wait_for_timeout(200)  # slr-book.js marks the boxes that scroll once typesetting is done
+    wait_for_typesetting(page)
     return page, errors
-
-
-def shot(page, rel: str, size: str) -> None:
-    if rel in SCREENSHOT_CHAPTERS:
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SCREENSHOTS / f"{rel.split('/')[-1][:-5]}_{size}.png"), full_page=False)
 
 
 def _eq(e: dict) -> str:
@@ -75,66 +58,52 @@ def _eq(e: dict) -> str:
 @needs_book
 @pytest.mark.parametrize("rel", CHAPTERS)
 def test_chapter_at_1300px(browser_context, rel):
-    page, errors = open_chapter(browser_context, rel, DESKTOP)
-    try:
-        shot(page, rel, "1300")
-        equations = page.evaluate(EQUATIONS)
-        assert equations, f"{rel}: no display equation measured"
-        wide = [_eq(e) for e in equations if e["wider"] or e["outside"]]
-        assert not wide, f"{rel}: {len(wide)} display equations wider than the column at 1300 px: {wide}"
-        errors_tex = [_eq(e) for e in equations if e["error"]]
-        assert not errors_tex, f"{rel}: MathJax could not typeset {errors_tex}"
-        overlaps = [_eq(e) for e in equations if e["overlap"]]
-        assert not overlaps, f"{rel}: equation numbers overlap their formulas: {overlaps}"
+    report = visit(browser_context, rel)
+    desktop = report["desktop"]
+    equations = desktop["equations"]
+    assert equations, f"{rel}: no display equation measured"
+    wide = [_eq(e) for e in equations if e["wider"] or e["outside"]]
+    assert not wide, f"{rel}: {len(wide)} display equations wider than the column at 1300 px: {wide}"
+    errors_tex = [_eq(e) for e in equations if e["error"]]
+    assert not errors_tex, f"{rel}: MathJax could not typeset {errors_tex}"
+    overlaps = [_eq(e) for e in equations if e["overlap"]]
+    assert not overlaps, f"{rel}: equation numbers overlap their formulas: {overlaps}"
 
-        code = page.evaluate(CODE)
-        wide_code = [c["first"] for c in code if c["wide"]]
-        assert not wide_code, f"{rel}: {len(wide_code)} code cells have lines wider than the cell: {wide_code[:3]}"
+    wide_code = [c["first"] for c in desktop["code"] if c["wide"]]
+    assert not wide_code, f"{rel}: {len(wide_code)} code cells have lines wider than the cell: {wide_code[:3]}"
 
-        figures = page.evaluate(FIGURES)
-        small = [f"{f['src']}… shown {f['shown']} of {f['drawn']} px" for f in figures if f["scale"] < MIN_FIGURE_SCALE]
-        assert not small, f"{rel}: figures shown below {MIN_FIGURE_SCALE} of their drawn width: {small}"
-        blurry = [f"{f['caption'][:40]!r}: {f['density']:.2f}" for f in figures if f["density"] < MIN_FIGURE_DENSITY]
-        assert not blurry, f"{rel}: figures without 2× pixels: {blurry}"
-        uncaptioned = [f["src"] for f in figures if not (f["caption"] and f["numbered"])]
-        assert not uncaptioned, f"{rel}: figures without a numbered caption: {uncaptioned}"
-        no_alt = [f["caption"][:40] for f in figures if len(f["alt"]) < 15 or f["altIsPath"]]
-        assert not no_alt, f"{rel}: figures without an alt text that describes them: {no_alt}"
+    figures = desktop["figures"]
+    small = [f"{f['src']}… shown {f['shown']} of {f['drawn']} px" for f in figures if f["scale"] < MIN_FIGURE_SCALE]
+    assert not small, f"{rel}: figures shown below {MIN_FIGURE_SCALE} of their drawn width: {small}"
+    blurry = [f"{f['caption'][:40]!r}: {f['density']:.2f}" for f in figures if f["density"] < MIN_FIGURE_DENSITY]
+    assert not blurry, f"{rel}: figures without 2× pixels: {blurry}"
+    uncaptioned = [f["src"] for f in figures if not (f["caption"] and f["numbered"])]
+    assert not uncaptioned, f"{rel}: figures without a numbered caption: {uncaptioned}"
+    no_alt = [f["caption"][:40] for f in figures if len(f["alt"]) < 15 or f["altIsPath"]]
+    assert not no_alt, f"{rel}: figures without an alt text that describes them: {no_alt}"
 
-        verdicts = page.evaluate(VERDICTS)
-        assert verdicts["total"] >= 1 and verdicts["failed"] == 0
-        assert verdicts["visible"] == 0, f"{rel}: {verdicts['visible']} check verdicts shown unfolded"
-        assert verdicts["folds"] >= 1
+    verdicts = desktop["verdicts"]
+    assert verdicts["total"] >= 1 and verdicts["failed"] == 0
+    assert verdicts["visible"] == 0, f"{rel}: {verdicts['visible']} check verdicts shown unfolded"
+    assert verdicts["folds"] >= 1
 
-        raw = page.evaluate(RAW_MARKUP)
-        assert not raw, f"{rel}: unrendered markup in the text: {raw[:5]}"
-        overflowing = page.evaluate(OVERFLOWING_TABLES, MIN_CONTENT_SHARE)
-        assert overflowing == [], f"{rel}: tables wider than the page at 1300 px: {overflowing}"
-        assert errors == [], errors
-    finally:
-        page.close()
+    assert not desktop["raw"], f"{rel}: unrendered markup in the text: {desktop['raw'][:5]}"
+    assert desktop["tables"] == [], f"{rel}: tables wider than the page at 1300 px: {desktop['tables']}"
+    assert report["errors"] == [], report["errors"]
 
 
 @needs_book
 @pytest.mark.parametrize("rel", CHAPTERS)
 def test_chapter_at_390px_and_printed(browser_context, rel):
-    page, errors = open_chapter(browser_context, rel, PHONE)
-    try:
-        shot(page, rel, "390")
-        sideways = page.evaluate(SIDEWAYS)
-        assert sideways["scrollWidth"] <= sideways["width"] + 1, \
-            f"{rel}: the page is {sideways['scrollWidth']} px wide at 390 px: {sideways['culprits']}"
-        hidden = [_eq(e) for e in page.evaluate(EQUATIONS) if (e["wider"] and not e["shown"]) or e["outside"]]
-        assert not hidden, f"{rel}: display equations cut at 390 px (no scrolling box that shows it): {hidden}"
-
-        page.emulate_media(media="print")
-        page.set_viewport_size(PRINT)
-        page.wait_for_timeout(100)
-        printed = [_eq(e) for e in page.evaluate(EQUATIONS) if e["wider"] or e["outside"]]
-        assert not printed, f"{rel}: display equations cut when printed ({PRINT['width']} px of text): {printed}"
-        assert errors == []
-    finally:
-        page.close()
+    report = visit(browser_context, rel)
+    sideways = report["phone"]["sideways"]
+    assert sideways["scrollWidth"] <= sideways["width"] + 1, \
+        f"{rel}: the page is {sideways['scrollWidth']} px wide at 390 px: {sideways['culprits']}"
+    hidden = [_eq(e) for e in report["phone"]["equations"] if (e["wider"] and not e["shown"]) or e["outside"]]
+    assert not hidden, f"{rel}: display equations cut at 390 px (no scrolling box that shows it): {hidden}"
+    printed = [_eq(e) for e in report["printed"]["equations"] if e["wider"] or e["outside"]]
+    assert not printed, f"{rel}: display equations cut when printed ({PRINT['width']} px of text): {printed}"
+    assert report["errors"] == []
 
 
 @needs_book
@@ -218,7 +187,7 @@ def test_search_ranks_the_chapter_first_and_shows_snippets(browser_context):
 @needs_book
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(SITE)))
 def test_no_link_to_a_placeholder_repository(page):
-    soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+    soup = parsed(page)
     links = [a["href"] for a in soup.find_all("a", href=True) if "example/" in a["href"]]
     links += [t.get_text() for t in soup.find_all(string=re.compile(r"github\.com/example/"))]
     assert links == []

@@ -13,7 +13,7 @@ import re
 import pytest
 from bs4 import BeautifulSoup
 
-from sitepaths import SITE, html_pages
+from sitepaths import SITE, html_pages, parsed, text_outside
 
 NETWORK = re.compile(r"^\s*(https?:)?//", re.IGNORECASE)
 CSS_URL = re.compile(r"""(?:url\(\s*['"]?|@import\s+['"])([^'")\s]+)""", re.IGNORECASE)
@@ -21,8 +21,8 @@ LOADED_LINK_RELS = {"stylesheet", "preload", "modulepreload", "prefetch", "icon"
 PAGES = html_pages()
 
 
-def network_loads(html: str) -> list[str]:
-    soup = BeautifulSoup(html, "html.parser")
+def network_loads(html: str | BeautifulSoup) -> list[str]:
+    soup = html if isinstance(html, BeautifulSoup) else BeautifulSoup(html, "html.parser")
     found = []
     for tag in soup.find_all(["script", "img", "iframe", "source", "audio", "video", "embed", "track", "input"]):
         for attr in ("src", "srcset", "poster"):
@@ -57,14 +57,14 @@ def test_network_loads_detected():
 @pytest.mark.skipif(not PAGES, reason=f"{SITE} has no built book: run `make book` first")
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(SITE)))
 def test_page_loads_nothing_from_the_network(page):
-    assert network_loads(page.read_text(encoding="utf-8")) == []
+    assert network_loads(parsed(page)) == []
 
 
 @pytest.mark.skipif(not PAGES, reason=f"{SITE} has no built book: run `make book` first")
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(SITE)))
 def test_page_has_one_copy_of_each_script_and_no_widget_state(page):
     """book/_ext/offline_assets: inline scripts once each, no inert ipywidgets state."""
-    soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+    soup = parsed(page)
     head = [str(s) for s in (soup.head or soup).find_all("script")]
     assert len(head) == len(set(head)), "a script appears twice in <head>"
     assert not soup.find_all("script", type="application/vnd.jupyter.widget-state+json")
@@ -81,7 +81,7 @@ def test_static_css_loads_nothing_from_the_network(site):
 
 def test_mathjax_is_served_from_the_build(site):
     page = site / "book" / "03_oracle_risk.html"
-    soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+    soup = parsed(page)
     sources = [s["src"] for s in soup.find_all("script", src=True) if "mathjax" in s["src"].lower()]
     assert len(sources) == 1, sources
     assert not NETWORK.match(sources[0])
@@ -102,9 +102,9 @@ def _repository_url() -> str:
 def test_launch_buttons_follow_the_repository_setting(site):
     """A Binder button on every chapter when `repository.url` is set; none, and no word of Binder, when not."""
     url = _repository_url()
-    preface = BeautifulSoup((site / "book" / "index.html").read_text(encoding="utf-8"), "html.parser").select_one("article")
+    preface = parsed(site / "book" / "index.html").select_one("article")
     for page in sorted((site / "book").glob("[0-9][0-9]_*.html")):
-        soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        soup = parsed(page)
         links = [a["href"] for a in soup.find_all("a", href=True) if a["href"].startswith("https://mybinder.org/v2/")]
         if url:
             repo = url.rstrip("/").split("github.com/")[-1]
@@ -119,7 +119,7 @@ def test_every_chapter_is_downloadable_as_ipynb(site):
     import nbformat
 
     for page in sorted((site / "book").glob("[0-9][0-9]_*.html")):
-        soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        soup = parsed(page)
         links = [a["href"] for a in soup.find_all("a", href=True) if a["href"].endswith(page.stem + ".ipynb")]
         assert links, f"{page.name} offers no .ipynb download"
         notebook = (page.parent / links[0]).resolve()
@@ -165,9 +165,9 @@ def test_every_chapter_recorded_checks_and_all_passed(site):
         assert records, f"{page.stem} made no check"
         failed = [r["claim"] for r in records if not r["passed"]]
         assert not failed, f"{page.stem}: failed checks {failed}"
-        soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        by_id = {tag["id"]: tag for tag in parsed(page).find_all(id=True)}
         for r in records:
-            verdict = soup.find(id=r["anchor"])
+            verdict = by_id.get(r["anchor"])
             assert verdict is not None and "slr-check-pass" in verdict.get("class", []), \
                 f"{page.name}: verdict {r['anchor']} ({r['claim']!r}) is not on the page"
 
@@ -175,7 +175,7 @@ def test_every_chapter_recorded_checks_and_all_passed(site):
 def test_ledger_page_links_every_check_to_its_verdict(site):
     import json
 
-    soup = BeautifulSoup((site / "book" / "verified.html").read_text(encoding="utf-8"), "html.parser")
+    soup = parsed(site / "book" / "verified.html")
     links = {a["href"] for a in soup.select("article a[href]")}
     total = 0
     for page in _chapter_pages(site):
@@ -186,7 +186,7 @@ def test_ledger_page_links_every_check_to_its_verdict(site):
 
 
 def test_reproducibility_page_reports_every_chapter_execution(site):
-    soup = BeautifulSoup((site / "book" / "reproducibility.html").read_text(encoding="utf-8"), "html.parser")
+    soup = parsed(site / "book" / "reproducibility.html")
     text = soup.select_one("article").get_text()
     for page in _chapter_pages(site):
         assert page.stem in text, f"the execution table does not list {page.stem}"
@@ -241,12 +241,10 @@ def test_no_markup_left_unrendered(page):
     """No `$` (an inline formula the parser did not take) and no MyST role in a page's text,
     outside formulas, code and outputs' code (every page; test_layout.py checks the chapters
     again after MathJax)."""
-    soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+    soup = parsed(page)
     main = soup.select_one("article") or soup
-    for skip in main.select("pre, code, script, style, span.math, div.math, .highlight, textarea, kbd, samp, "
-                            "dt.sig, span.pre"):  # an API signature shows default values as code
-        skip.decompose()
-    text = main.get_text(" ")
+    text = text_outside(main, main.select("pre, code, script, style, span.math, div.math, .highlight, textarea, "
+                                          "kbd, samp, dt.sig, span.pre"))  # an API signature shows defaults as code
     found = [text[max(0, m.start() - 50):m.end() + 50] for m in re.finditer(r"\$|" + UNRENDERED_ROLE.pattern, text)]
     assert found == [], found[:5]
 
@@ -256,7 +254,7 @@ def test_every_chapter_opens_with_its_guide_and_ends_with_a_summary(site):
     """The guide box (book/_ext/chapter_guide.py) first, with what it shows, what it needs and a
     reading time; a "Summary" section last but for the exercises and further questions."""
     for page in _chapter_pages(site):
-        soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        soup = parsed(page)
         article = soup.select_one("article")
         guide = article.select_one(".slr-chapter-guide")
         assert guide is not None, f"{page.name} has no chapter guide"
@@ -274,7 +272,7 @@ def test_every_chapter_opens_with_its_guide_and_ends_with_a_summary(site):
 
 
 def test_the_preface_maps_the_chapters_and_the_core_path(site):
-    soup = BeautifulSoup((site / "book" / "index.html").read_text(encoding="utf-8"), "html.parser")
+    soup = parsed(site / "book" / "index.html")
     table = soup.select_one("table.slr-chapter-map")
     assert table is not None
     rows = [[td.get_text(" ", strip=True) for td in tr.select("td")] for tr in table.select("tbody tr")]
@@ -290,7 +288,7 @@ def test_the_preface_maps_the_chapters_and_the_core_path(site):
 
 def test_the_papers_results_carry_the_papers_numbers(site):
     """Proposition 8 of the paper is "Proposition 8" on its box and in every reference to it."""
-    soup = BeautifulSoup((site / "book" / "07_theorem5.html").read_text(encoding="utf-8"), "html.parser")
+    soup = parsed(site / "book" / "07_theorem5.html")
     box = soup.find(id="prop-t5-descent") or soup.select_one("div.proof.slr-paper")
     boxes = soup.select("div.proof.slr-paper")
     numbers = [b.select_one(".caption-number").get_text(strip=True) for b in boxes]

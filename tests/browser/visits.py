@@ -1,0 +1,146 @@
+"""Each chapter page opened once in Chromium, and everything the browser tests check on it measured then.
+
+A visit loads the chapter at the phone's viewport (390 x 844: the load path a phone reader meets,
+where slr-book.js marks the equations that scroll once MathJax is done), measures it, widens the
+same page to 1300 x 900 (slr-book.js marks the equations again on resize), measures it there,
+moves its kernel-free slider where it has one, and last emulates print at an A4 text width. The
+tests (``test_layout.py``, ``test_browser.py``) read the report; the page is not opened again.
+"""
+
+from __future__ import annotations
+
+from layout import CODE, EQUATIONS, FIGURES, MIN_CONTENT_SHARE, OVERFLOWING_TABLES, RAW_MARKUP, SIDEWAYS, VERDICTS
+from sitepaths import SCREENSHOTS, SITE
+
+DESKTOP = {"width": 1300, "height": 900}
+PHONE = {"width": 390, "height": 844}
+#: A printed page: A4 (210 mm) less Chromium's default margins (about 1 cm each), in CSS pixels.
+PRINT = {"width": 718, "height": 1010}
+#: Chapters whose screenshots (at both sizes) go to _build/screenshots/ for review.
+SCREENSHOT_CHAPTERS = ("book/03_oracle_risk.html", "book/07_theorem5.html", "book/15_samples.html")
+#: Chapters with a kernel-free slider (book/_ext/slider_frames.py), moved during the visit.
+SLIDER_CHAPTERS = ("book/03_oracle_risk.html", "book/05_linear.html", "book/07_theorem5.html",
+                   "book/08_beyond_manifold.html")
+#: The chapter whose typesetting is checked in detail (test_browser.test_math_is_typeset_on_chapter_3).
+MATH_CHAPTER = "book/03_oracle_risk.html"
+LOCAL_SCHEMES = ("file:", "data:", "blob:", "about:", "chrome-error:")
+#: slr-book.js marks the scrolling equations 100 ms after the last resize event.
+AFTER_RESIZE_MS = 250
+
+#: Pages opened ahead of their visit: Chromium loads and typesets the next chapter while the
+#: current one is measured (two renderers on two cores).
+AHEAD = 1
+
+_REPORTS: dict[str, dict] = {}
+_OPENING: dict[str, tuple] = {}
+
+
+def watch(page) -> list[str]:
+    """The list that collects the page's console errors, uncaught exceptions, failed requests and
+    requests leaving the machine."""
+    errors: list[str] = []
+    page.on("console", lambda m: m.type == "error" and errors.append(f"console: {m.text}"))
+    page.on("pageerror", lambda e: errors.append(f"pageerror: {e}"))
+    page.on("requestfailed", lambda r: errors.append(f"request failed: {r.url} {r.failure}"))
+    page.on("request", lambda r: r.url.startswith(LOCAL_SCHEMES) or errors.append(f"network request: {r.url}"))
+    return errors
+
+
+def wait_for_typesetting(page) -> None:
+    if page.locator('script[src*="mathjax"]').count():
+        page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=30_000)
+        page.evaluate("() => MathJax.startup.promise.then(() => true)")
+        page.wait_for_timeout(200)  # slr-book.js marks the boxes that scroll once typesetting is done
+
+
+def shot(page, rel: str, size: str) -> None:
+    if rel in SCREENSHOT_CHAPTERS:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / f"{rel.split('/')[-1][:-5]}_{size}.png"), full_page=False)
+
+
+def _math(page) -> dict:
+    text = page.locator("article").inner_text()
+    page.locator("mjx-container[display='true']").first.scroll_into_view_if_needed()
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / "math_03_oracle_risk.png"))
+    return {"version": page.evaluate("MathJax.version"), "typeset": page.locator("article mjx-container").count(),
+            "raw": [raw for raw in ("$$", "\\(", "\\[", "\\begin{") if raw in text]}
+
+
+def _slider(page, rel: str) -> dict:
+    """Move the first kernel-free slider by a real key press; what changed."""
+    figures = page.locator(".slr-slider-figure")
+    out = {"count": figures.count()}
+    if not out["count"]:
+        return out
+    figure = figures.first
+    slider = figure.locator("input[type=range]").first
+    image = figure.locator("img").first
+    figure.scroll_into_view_if_needed()
+    out["before_src"] = image.get_attribute("src")
+    out["before_readout"] = figure.locator("output").first.inner_text()
+    lo, hi, value = (int(slider.get_attribute(a)) for a in ("min", "max", "value"))
+    out.update(lo=lo, hi=hi, value=value)
+    slider.focus()
+    page.keyboard.press("End" if value < hi else "Home")  # a real key press moves the range
+    out["moved_to"] = int(slider.input_value())
+    out["after_src"] = image.get_attribute("src")
+    page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=image.element_handle())
+    out["after_readout"] = figure.locator("output").first.inner_text()
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / ("slider_" + rel.replace("/", "__").replace(".html", ".png"))))
+    return out
+
+
+def _open(context, rel: str):
+    """A new page at the phone's viewport, navigating to ``rel`` (returns once the navigation is committed)."""
+    page = context.new_page()
+    errors = watch(page)
+    page.set_viewport_size(PHONE)
+    page.goto((SITE / rel).as_uri(), wait_until="commit")
+    return page, errors
+
+
+def _visit_order() -> list[str]:
+    """The chapters in the order the tests visit them: test_browser.py's, then test_layout.py's."""
+    chapters = sorted(str(p.relative_to(SITE)) for p in (SITE / "book").glob("[0-9][0-9]_*.html"))
+    first = [MATH_CHAPTER] + [rel for rel in SLIDER_CHAPTERS if rel != MATH_CHAPTER]
+    return first + [rel for rel in chapters if rel not in first]
+
+
+def visit(context, rel: str) -> dict:
+    """The measurements of one chapter page (opened on the first call; later calls read the report)."""
+    if rel in _REPORTS:
+        return _REPORTS[rel]
+    page, errors = _OPENING.pop(rel, None) or _open(context, rel)
+    for later in [r for r in _visit_order() if r != rel and r not in _REPORTS and r not in _OPENING][:AHEAD]:
+        _OPENING[later] = _open(context, later)
+    try:
+        page.wait_for_load_state("load")
+        wait_for_typesetting(page)
+        shot(page, rel, "390")
+        report = {"phone": {"sideways": page.evaluate(SIDEWAYS), "equations": page.evaluate(EQUATIONS)}}
+
+        page.set_viewport_size(DESKTOP)
+        page.wait_for_timeout(AFTER_RESIZE_MS)
+        shot(page, rel, "1300")
+        report["desktop"] = {
+            "equations": page.evaluate(EQUATIONS), "code": page.evaluate(CODE), "figures": page.evaluate(FIGURES),
+            "verdicts": page.evaluate(VERDICTS), "raw": page.evaluate(RAW_MARKUP),
+            "tables": page.evaluate(OVERFLOWING_TABLES, MIN_CONTENT_SHARE),
+        }
+        if rel == MATH_CHAPTER:
+            report["math"] = _math(page)
+        if rel in SLIDER_CHAPTERS:
+            report["slider"] = _slider(page, rel)
+
+        page.emulate_media(media="print")
+        page.set_viewport_size(PRINT)
+        page.wait_for_timeout(100)
+        report["printed"] = {"equations": page.evaluate(EQUATIONS)}
+        report["errors"] = errors
+    finally:
+        page.close()
+    _REPORTS[rel] = report
+    return report
