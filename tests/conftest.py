@@ -34,13 +34,14 @@ def pytest_collection_modifyitems(config, items):
     fixture includes its setup: without it, the next user would pay for it)."""
     recorded = json.loads(DURATIONS.read_text(encoding="utf-8")) if DURATIONS.is_file() else {}
     slow = {item.nodeid for item in items if recorded.get(item.nodeid, 0.0) > SLOW_SECONDS}
+    shared = {item.nodeid: _shared_fixtures(item) for item in items}
     first_user: dict[tuple[str, str], str] = {}
     for item in items:
-        for fixture in _shared_fixtures(item):
+        for fixture in shared[item.nodeid]:
             first_user.setdefault(fixture, item.nodeid)
     costly = {fixture for fixture, nodeid in first_user.items() if nodeid in slow}
     for item in items:
-        if item.nodeid in slow or _shared_fixtures(item) & costly:
+        if item.nodeid in slow or shared[item.nodeid] & costly:
             item.add_marker(pytest.mark.slow)
 
 

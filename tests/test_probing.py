@@ -348,7 +348,7 @@ def fig1b_run(encoder, fig1b_datasets, tmp_path_factory):
         result = fig_probing.fig1b_data()
     fig_probing.fig1b_data.cache_clear()  # no later caller gets the subsets' result
     return types.SimpleNamespace(
-        rc=rc, out=out, cache=cache_root / "probing", fresh=True, seconds=seconds,
+        rc=rc, out=out, cache=cache_root / "probing", seconds=seconds,
         result=result, home_before=home_before, home_after=listing(),
     )
 
@@ -360,8 +360,7 @@ def full_states(encoder, fig1b_run, fig1b_datasets):
         raise AssertionError("cls_states called: the fig1b run did not cache these states")
 
     with pytest.MonkeyPatch.context() as mp:
-        if fig1b_run.fresh:
-            mp.setattr(probing, "cls_states", refuse)
+        mp.setattr(probing, "cls_states", refuse)  # the run always encodes afresh (its cache is cleared)
         return {name: probing.encode(encoder, s.sentences, cache_dir=fig1b_run.cache)
                 for name, s in fig1b_datasets.items()}
 
@@ -797,9 +796,8 @@ def test_fig1b_cli_writes_figure_and_csv(fig1b_run):
     csv_acc = np.array([float(r[2]) for r in body]).reshape(5, 7)
     np.testing.assert_array_equal(csv_acc, fig1b_run.result.accuracy)  # 17 digits: exact round trip
     # The encodings went to $SLR_CACHE_DIR/probing, one file per set, and nothing to ~/.cache.
-    if fig1b_run.fresh:
-        assert len(list(fig1b_run.cache.glob("*.npy"))) == 5
-        assert not list(fig1b_run.cache.glob("*.tmp"))
+    assert len(list(fig1b_run.cache.glob("*.npy"))) == 5
+    assert not list(fig1b_run.cache.glob("*.tmp"))
     assert fig1b_run.home_after == fig1b_run.home_before
 
 

@@ -74,7 +74,8 @@ def browser_context(site):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Without a built book (and outside `make test`), every test of the built site is skipped at once.
+    """The JupyterLab run first and last (``_lab_run_around_the_rest``); and without a built book
+    (and outside `make test`), every test of the built site skipped at once.
 
     Plain ``pytest`` at the repository's root then runs the library tests and reports these as
     skipped; the JupyterLab test, which needs no build, runs in ``make test`` with the others."""

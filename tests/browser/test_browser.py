@@ -13,45 +13,22 @@ import pytest
 
 from layout import MIN_CONTENT_SHARE, OVERFLOWING_TABLES
 from sitepaths import SCREENSHOTS, SITE, html_pages
-from visits import MATH_CHAPTER, SLIDER_CHAPTERS, visit
+from visits import MATH_CHAPTER, SLIDER_CHAPTERS, visit, wait_for_typesetting, watch
 
 PAGES = html_pages()
-#: The chapters are opened, watched and photographed by test_layout.py (at two sizes); here the
+#: The chapters are opened, watched and photographed once each by visits.py (at two sizes); here the
 #: other pages.
 OTHER_PAGES = [p for p in PAGES if not (p.parent.name == "book" and p.name[:2].isdigit())]
-LOCAL_SCHEMES = ("file:", "data:", "blob:", "about:", "chrome-error:")
 
 
-class PageWatch:
-    """Console errors, uncaught exceptions and non-local requests of one page."""
-
-    def __init__(self, page):
-        self.errors: list[str] = []
-        self.requests: list[str] = []
-        page.on("console", lambda m: m.type == "error" and self.errors.append(f"console: {m.text}"))
-        page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
-        page.on("requestfailed", lambda r: self.errors.append(f"request failed: {r.url} {r.failure}"))
-        page.on("request", lambda r: r.url.startswith(LOCAL_SCHEMES) or self.requests.append(r.url))
-
-
-def open_page(context, path: str, wait: bool = True):
+def open_page(context, path: str):
+    """The page, loaded, and the list that collects its console errors, uncaught exceptions,
+    failed requests and requests leaving the machine (visits.watch)."""
     page = context.new_page()
-    watch = PageWatch(page)
-    page.goto((SITE / path).as_uri() if "?" not in path else (SITE / path.split("?")[0]).as_uri() + "?" + path.split("?", 1)[1],
-              wait_until="load" if wait else "commit")
-    return page, watch
-
-
-#: The next page of test_page_loads_without_errors, opened while the current one is checked.
-_OPENING: dict[str, tuple] = {}
-
-
-def wait_for_mathjax(page):
-    """Returns once MathJax, where the page loads it, has typeset the page."""
-    if page.locator('script[src*="mathjax"]').count() == 0:
-        return
-    page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=30_000)
-    page.evaluate("() => MathJax.startup.promise.then(() => true)")
+    errors = watch(page)
+    page.goto((SITE / path).as_uri() if "?" not in path else (SITE / path.split("?")[0]).as_uri() + "?" + path.split("?", 1)[1])
+    page.wait_for_load_state("load")
+    return page, errors
 
 
 def shot_name(rel: str) -> str:
@@ -61,18 +38,12 @@ def shot_name(rel: str) -> str:
 @pytest.mark.skipif(not PAGES, reason=f"{SITE} has no built book: run `make book` first")
 @pytest.mark.parametrize("rel", [str(p.relative_to(SITE)) for p in OTHER_PAGES])
 def test_page_loads_without_errors(browser_context, rel):
-    page, watch = _OPENING.pop(rel, None) or open_page(browser_context, rel, wait=False)
-    order = [str(p.relative_to(SITE)) for p in OTHER_PAGES]
-    if order.index(rel) + 1 < len(order):
-        later = order[order.index(rel) + 1]
-        _OPENING[later] = open_page(browser_context, later, wait=False)
+    page, errors = open_page(browser_context, rel)
     try:
-        page.wait_for_load_state("load")
-        wait_for_mathjax(page)
+        wait_for_typesetting(page)
         page.wait_for_timeout(300)
         page.screenshot(path=str(SCREENSHOTS / shot_name(rel)), full_page=False)
-        assert watch.errors == [], f"{rel}: {watch.errors}"
-        assert watch.requests == [], f"{rel} requested from the network: {watch.requests}"
+        assert errors == [], f"{rel}: {errors}"
     finally:
         page.close()
 
@@ -101,13 +72,13 @@ def test_static_slider_changes_the_figure(browser_context, rel):
 
 
 def test_search_page_answers(browser_context):
-    page, watch = open_page(browser_context, "search.html?q=attention")
+    page, errors = open_page(browser_context, "search.html?q=attention")
     try:
         results = page.locator("#search-results ul.search li")
         results.first.wait_for(timeout=30_000)
         assert results.count() >= 1
         page.screenshot(path=str(SCREENSHOTS / "search_attention.png"))
-        assert watch.errors == [] and watch.requests == []
+        assert errors == [], errors
     finally:
         page.close()
 
@@ -121,12 +92,12 @@ CHAPTER_PAGES = [str(p.relative_to(SITE)) for p in PAGES if p.parent.name == "bo
 def test_no_table_of_the_ledger_overflows_at_1300px(browser_context):
     """The chapters' tables are held by test_layout.py; here the ledger's."""
     rel = "book/verified.html"
-    page, watch = open_page(browser_context, rel)
+    page, errors = open_page(browser_context, rel)
     try:
         page.set_viewport_size({"width": 1300, "height": 900})
-        wait_for_mathjax(page)
+        wait_for_typesetting(page)
         overflowing = page.evaluate(OVERFLOWING_TABLES, MIN_CONTENT_SHARE)
         assert overflowing == [], f"{rel}: tables wider than the page at 1300 px: {overflowing}"
-        assert watch.errors == [] and watch.requests == []
+        assert errors == [], errors
     finally:
         page.close()
