@@ -81,12 +81,26 @@ def test_every_reference_left_in_a_chapters_notebook_has_its_target_in_that_note
 def test_chapter_budgets_name_real_chapters_and_flag_the_slow_ones():
     budgets = execute_chapters.chapter_budgets()
     stems = {p.stem for p in (ROOT / "book").glob("[0-9][0-9]_*.md")}
-    assert set(budgets) - {"default"} <= stems, "budgets.yml names a chapter that does not exist"
+    assert set(budgets) - {"default", "shared_factor"} <= stems, "budgets.yml names a chapter that does not exist"
     assert budgets["default"] == 150 and budgets["10_transformer"] > 150
-    table, over = execute_chapters.budget_table(
-        [("03_oracle_risk", 149.9), ("15_samples", 150.1), ("10_transformer", 200.0)], budgets)
+    rows = [("03_oracle_risk", 149.9), ("15_samples", 150.1), ("10_transformer", 200.0)]
+    table, over = execute_chapters.budget_table(rows, budgets)
     assert over == ["15_samples"]
     assert [line.endswith("OVER") for line in table.splitlines()[2:]] == [False, True, False]
+    # Executed several at a time: flagged over the budget times the shared factor only.
+    factor = budgets["shared_factor"]
+    assert 1 < factor < 2
+    rows = [("03_oracle_risk", 150 * factor - 0.1), ("15_samples", 150 * factor + 0.1)]
+    table, over = execute_chapters.budget_table(rows, budgets, shared=True)
+    assert over == ["15_samples"] and f"{factor:g} x the budget" in table.splitlines()[0]
+
+
+def test_single_thread_environment_appends_xla_flags_and_keeps_set_variables():
+    env = execute_chapters.single_thread_environment({"XLA_FLAGS": "--xla_cpu_max_isa=AVX2",
+                                                      "OMP_NUM_THREADS": "3"})
+    assert env["XLA_FLAGS"].split() == ["--xla_cpu_max_isa=AVX2", "--xla_cpu_multi_thread_eigen=false"]
+    assert env["OMP_NUM_THREADS"] == "3" and env["OPENBLAS_NUM_THREADS"] == "1"
+    assert execute_chapters.single_thread_environment({})["XLA_FLAGS"] == execute_chapters.SINGLE_THREAD_ENV["XLA_FLAGS"]
 
 
 def test_stage_table_totals_and_flags(tmp_path):
