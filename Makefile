@@ -82,7 +82,8 @@ XDIST     := -n $(TEST_JOBS) --dist loadgroup
 # JAX's persistent compilation cache for the test stages of `make test`, emptied at its start:
 # a program compiled by one worker (or one test subprocess) is loaded, not compiled again, by the
 # other. Its key holds XLA_FLAGS, so the SSE4.2 stage gets a folder of its own anyway. Measured
-# (library stage, 2 workers): 554 s and 1 010 s of CPU time with it, 618 s and 1 145 s without.
+# (library stage, 2 workers, one run each): 554 s and 1 010 s of CPU time with it, 618 s and
+# 1 145 s without; the machine's speed varies by about as much between runs (606-655 s without).
 JAX_CACHE := _build/jax_cache
 JAX_CACHE_ENV = JAX_COMPILATION_CACHE_DIR=$(JAX_CACHE)/$(1) JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0
 

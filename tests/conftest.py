@@ -10,7 +10,7 @@ import pytest
 import slrlib  # noqa: F401  (float64)
 from slrlib import SLRTask
 
-from helpers import once_per_process, unit
+from helpers import unit
 
 #: A library test is marked ``slow`` when its recorded time (tests/durations.json, written by
 #: `make durations`) is above this; `make check` runs the others. Unrecorded tests count as fast.
@@ -46,19 +46,16 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(scope="session")
-@once_per_process
 def small_task():
     return SLRTask(d=6, L=4, gamma=0.8, eps=0.3)
 
 
 @pytest.fixture(scope="session")
-@once_per_process
 def small_directions(small_task):
     return small_task.oracle_directions(jax.random.key(123))
 
 
 @pytest.fixture(scope="session")
-@once_per_process
 def sgd_small():
     """One head (K, V) off the oracle on a d = 12, L = 4 task, with its directions: (task, ks, vs, K, V).
 

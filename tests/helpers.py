@@ -4,31 +4,11 @@ They live here, not in conftest.py: the browser tests have a conftest of their o
 module named ``conftest`` resolves to whichever was imported first.
 """
 
-import functools
 import math
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-
-
-def once_per_process(fixture):
-    """Compute a session fixture once per test process, whatever pytest tears down.
-
-    Under pytest-xdist a worker that runs out of queued tests runs its last test with no next
-    test, and pytest then tears down every fixture, session-scoped ones included; the next test
-    sent to the worker sets them up again (measured: the cross-ISA subprocesses, 37 s, ran twice).
-    Put under ``@pytest.fixture(scope="session")``; for fixtures without teardown only.
-    """
-    cache = {}
-
-    @functools.wraps(fixture)
-    def wrapper(*args, **kwargs):
-        if "value" not in cache:
-            cache["value"] = fixture(*args, **kwargs)
-        return cache["value"]
-
-    return wrapper
 
 
 def random_unit(key, shape):

@@ -32,20 +32,16 @@ from slrlib.book.ch04_bayes import (
     reliability_table,
 )
 
-from helpers import once_per_process
-
 EPS = np.finfo(np.float64).eps  # 2.2e-16
 Z_MAX = 4.5  # a closed form is consistent with a simulation within this many standard errors
 
 
 @pytest.fixture(scope="module")
-@once_per_process
 def task():
     return SLRTask(d=8, L=5, gamma=math.sqrt(0.5), eps=0.2)
 
 
 @pytest.fixture(scope="module")
-@once_per_process
 def dirs(task):
     return task.oracle_directions(jax.random.key(7))
 

@@ -28,8 +28,6 @@ import sys
 import numpy as np
 import pytest
 
-from helpers import once_per_process
-
 _SCRIPT = r"""
 import json, sys
 import numpy as np, jax
@@ -68,7 +66,6 @@ def _run(isa: str | None) -> dict[str, np.ndarray]:
 
 
 @pytest.fixture(scope="session")
-@once_per_process
 def runs():
     return _run(None), _run("SSE4_2")
 

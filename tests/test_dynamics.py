@@ -35,8 +35,6 @@ from slrlib import (
 )
 from slrlib.training.pgd import (SCHEDULES, classify_limits, distance_to_manifold, fixed_point_table, inverse_temperature, manifold_hessian, manifold_risk_grad, pgd, pgd_dense, reduced_jacobian, reduced_map, reduced_pgd, riemannian_hessian, stationary_points)
 
-from helpers import once_per_process
-
 # Their tests share costly fixtures: `make test` keeps them on one pytest-xdist worker, and the
 # fixtures are session-scoped, so that tests of other modules run between them do not tear them down.
 pytestmark = pytest.mark.xdist_group("test_dynamics")
@@ -58,13 +56,11 @@ N_RUNS = 6
 
 
 @pytest.fixture(scope="session")
-@once_per_process
 def dirs():
     return TASK.oracle_directions(jax.random.key(100))
 
 
 @pytest.fixture(scope="session")
-@once_per_process
 def dirs_m():
     return TASK_M.oracle_directions(jax.random.key(200))
 
@@ -150,7 +146,6 @@ PAPER_KW = dict(alpha=4e-3, n_steps=20_000, log_every=200)
 
 
 @pytest.fixture(scope="session")
-@once_per_process
 def dirs_paper():
     return TASK_PAPER.oracle_directions(jax.random.key(501))
 
@@ -180,7 +175,6 @@ def test_pgd_started_at_the_oracle_stays_there(dirs_paper):
 
 # --------------------------------------------------------------------------- 2. reduced map = PGD on M
 @pytest.fixture(scope="session")
-@once_per_process
 def manifold_run(dirs_m):
     k_star, v_star = dirs_m
     k0, v0 = manifold_directions(jax.random.key(201), k_star, v_star, (N_RUNS,))
@@ -233,7 +227,6 @@ RISK_SLACK = 1e-12
 
 
 @pytest.fixture(scope="session")
-@once_per_process
 def grid_run():
     """reduced_pgd from a 9 x 9 grid of [-0.95, 0.95]^2 (the centre is the saddle)."""
     g = np.linspace(-0.95, 0.95, 9)
@@ -388,7 +381,6 @@ def test_inverse_temperature_values():
 
 
 @pytest.fixture(scope="session")
-@once_per_process
 def paper_runs(dirs_m):
     """500 steps, every step logged, paper schedule and constant lam0, N_RUNS uniform runs
     (manifold_run's shapes: no new compilation)."""
@@ -477,7 +469,6 @@ def test_manifold_is_invariant_in_the_paper_setting(dirs_paper):
 
 # --------------------------------------------------------------------------- 7. span trick = literal
 @pytest.fixture(scope="session")
-@once_per_process
 def batched_inits(dirs):
     k_star, v_star = dirs
     ku, vu = uniform_directions(jax.random.key(600), TASK.d, (6,))
@@ -493,7 +484,6 @@ BATCH_KW = dict(lam=1.0, alpha=0.05, n_steps=400, log_every=20, schedule="paper"
 
 
 @pytest.fixture(scope="session")
-@once_per_process
 def batched_run(dirs, batched_inits):
     k_star, v_star = dirs
     k0, v0 = batched_inits
@@ -673,7 +663,6 @@ def test_stationary_points_refuses_unresolvable_saturation():
 
 
 @pytest.fixture(scope="session")
-@once_per_process
 def table():
     return fixed_point_table(LAM_M, ALPHA_M, TASK_M)
 

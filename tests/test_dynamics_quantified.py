@@ -38,15 +38,12 @@ from slrlib.book import ch08_beyond as beyond
 from slrlib.core.risk import risk_kernel
 from slrlib.training.pgd import pgd, reduced_jacobian, reduced_map
 
-from helpers import once_per_process
-
 TASK = SLRTask(d=400, L=10)
 LAM, ALPHA = 0.1, 4e-3
 RADIUS = 0.5
 
 
 @pytest.fixture(scope="module")
-@once_per_process
 def rates():
     return dyn.saddle_rates(LAM, ALPHA, TASK)
 

@@ -14,7 +14,7 @@ matplotlib.use("Agg")
 import matplotlib.figure
 import numpy as np
 import pytest
-from helpers import once_per_process, random_unit
+from helpers import random_unit
 
 from slrlib.core.geometry import directions_with_overlaps
 from slrlib import SLRTask, manifold_risk, overlaps, risk_from_overlaps
@@ -35,7 +35,6 @@ SMALL = SLRTask(d=7, L=4, gamma=0.8, eps=0.3)
 
 
 @pytest.fixture(scope="module")
-@once_per_process
 def directions():
     return SMALL.oracle_directions(jax.random.key(5))
 

@@ -14,20 +14,16 @@ from slrlib import SLRTask, erf_attention, monte_carlo_risk, null_risk
 from slrlib.core.montecarlo import comparison_table, default_batch_size, mean_with_stderr, monte_carlo_mean
 from slrlib.book.ch02_selectors import relevant_token
 
-from helpers import once_per_process
-
 N = 20_000
 BATCH = 5_000
 
 
 @pytest.fixture(scope="module")
-@once_per_process
 def task(small_task):
     return small_task  # conftest: SLRTask(d=6, L=4, gamma=0.8, eps=0.3)
 
 
 @pytest.fixture(scope="module")
-@once_per_process
 def dirs(small_directions):
     return small_directions
 

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from helpers import once_per_process, random_unit
+from helpers import random_unit
 from slrlib import (
     MultiLocationTask,
     SLRTask,
@@ -45,7 +45,6 @@ LAW_N = 60_000
 
 
 @pytest.fixture(scope="module")
-@once_per_process
 def law_sample():
     Ks, Vs = LAW_TASK.oracle_directions(jax.random.key(11))
     s = LAW_TASK.sample(jax.random.key(12), LAW_N, Ks, Vs)
@@ -78,7 +77,6 @@ def test_positions_are_distinct_and_uniform_over_ordered_pairs(law_sample):
 
 
 @pytest.fixture(scope="module")
-@once_per_process
 def three_locations():
     task = MultiLocationTask(5, 5, 3, 0.6, 0.1)
     Ks, Vs = task.oracle_directions(jax.random.key(1))

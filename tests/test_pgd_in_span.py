@@ -31,8 +31,6 @@ from slrlib.book.ch16_stress import stress_risk_kernel
 from slrlib.core.risk import risk_kernel
 from slrlib.training.pgd import pgd_in_span
 
-from helpers import once_per_process
-
 D, RUNS, ALPHA, LOG_EVERY, N_LOG = 12, 4, 0.05, 2, 3
 N_STEPS = LOG_EVERY * N_LOG
 TOL = 1000 * N_STEPS * np.finfo(float).eps
@@ -87,7 +85,6 @@ def _unit(x):
 
 
 @pytest.fixture(scope="module")
-@once_per_process
 def starts():
     rng = np.random.default_rng(7)
     k_star = _unit(rng.standard_normal((RUNS, D)))

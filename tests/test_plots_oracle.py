@@ -15,11 +15,8 @@ from matplotlib.figure import Figure  # noqa: E402
 from slrlib import SLRTask, oracle_risk, zeta  # noqa: E402
 from slrlib.book.plots import oracle as plots  # noqa: E402
 
-from helpers import once_per_process
-
 
 @pytest.fixture(scope="module")
-@once_per_process
 def task():
     return SLRTask(d=400, L=10)
 

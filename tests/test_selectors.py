@@ -29,27 +29,22 @@ from slrlib.book.ch02_selectors import (
     sq_norm_laws,
 )
 
-from helpers import once_per_process
-
 N_MC = 40_000
 BATCH = 10_000
 
 
 @pytest.fixture(scope="module")
-@once_per_process
 def mc_task(small_task):
     # conftest's small task (d = 6): neither rule is trivially perfect or at chance.
     return small_task
 
 
 @pytest.fixture(scope="module")
-@once_per_process
 def mc_dirs(small_directions):
     return small_directions
 
 
 @pytest.fixture(scope="module")
-@once_per_process
 def mc_sample(mc_task, mc_dirs):
     return mc_task.sample(jax.random.key(8), BATCH, *mc_dirs)
 

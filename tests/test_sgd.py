@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import slrlib
-from helpers import moment_z_scores, once_per_process, unit
+from helpers import moment_z_scores, unit
 from slrlib.core.geometry import uniform_directions
 from slrlib.training import sgd as S
 from slrlib.training.pgd import pgd
@@ -37,7 +37,6 @@ pytestmark = pytest.mark.xdist_group("test_sgd")
 
 
 @pytest.fixture(scope="session")
-@once_per_process
 def multi():
     task = slrlib.MultiLocationTask(10, 5, M=2, eps=0.1)
     Ks, Vs = task.oracle_directions(jax.random.key(3))
@@ -219,7 +218,6 @@ def test_same_key_same_trajectory_and_sampler_choice():
 
 
 @pytest.fixture(scope="session")
-@once_per_process
 def fig9_small():
     cfg = SGD_CONFIGS["fig9"].scaled(n_steps=400, log_every=200, n_runs=3, test_size=20, decay=0.01,
                                      freeze_after=300, d=12, L=4)

@@ -16,14 +16,13 @@ import numpy as np
 import pytest
 
 import slrlib
-from helpers import moment_z_scores, once_per_process, unit
+from helpers import moment_z_scores, unit
 from slrlib.core.geometry import uniform_directions
 from slrlib.core.predictors import softmax_attention
 from slrlib.training import sgd as S
 
 
 @pytest.fixture(scope="module")
-@once_per_process
 def batch(sgd_small):
     task, ks, vs, K, V = sgd_small
     X, y, _ = task.sample(jax.random.key(3), 7, ks, vs)

@@ -27,8 +27,6 @@ import pytest
 import slrlib  # noqa: F401  (float64)
 from slrlib.case_studies.token_selection import group_sparse as G
 
-from helpers import once_per_process
-
 Z_TOL = 4.5  # |gap| in standard errors
 EPS = np.finfo(np.float64).eps  # 2.2e-16
 
@@ -67,7 +65,6 @@ def _R(v, W, d):
 
 # =============================================================================== sampler
 @pytest.fixture(scope="module")
-@once_per_process
 def big_sample():
     d, D, js, sigma = 3, 5, 2, 1.5
     v_star = _unit(1, d)
@@ -135,7 +132,6 @@ def test_embed_stacks_the_identity():
 
 # =============================================================================== model
 @pytest.fixture(scope="module")
-@once_per_process
 def small():
     d, D = 3, 4
     X, y = G.sample(jax.random.key(10), 12, d, D, 0, _unit(11, d))
@@ -222,7 +218,6 @@ def test_sign_flip_identity_and_symmetrised_loss_invariance(small):
 
 
 @pytest.fixture(scope="module")
-@once_per_process
 def short_runs():
     """The talk's (n, d, D) = (200, 2, 4), j* = 2 (1-based), raw and symmetrised, 200 steps."""
     base = dict(n=200, d=2, D=4, j_star=1, eta=1.0, n_steps=200, log_every=20, n_test=2000)

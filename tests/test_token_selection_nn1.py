@@ -22,8 +22,6 @@ import pytest
 from slrlib import figures
 from slrlib.case_studies.token_selection import nn1 as NN
 
-from helpers import once_per_process
-
 EPS = np.finfo(np.float64).eps  # 2.2e-16
 D, N = 4, 16
 N_DATA = 4000  # one sample size for the whole file: every shape compiles once
@@ -31,7 +29,6 @@ SHORT = NN.NN1Config(d=D, N=N, sigma=4.0, lr=1.5, steps=2000, batch_size=128, n_
 
 
 @pytest.fixture(scope="module")
-@once_per_process
 def data():
     return NN.sample(jax.random.key(0), N_DATA, D, N)
 
@@ -42,13 +39,11 @@ def head(data, k):
 
 
 @pytest.fixture(scope="module")
-@once_per_process
 def short_run():
     return NN.train(SHORT, jax.random.key(3))
 
 
 @pytest.fixture(scope="module")
-@once_per_process
 def sym_set(data):
     return NN.symmetrise(head(data, 4))
 
@@ -350,7 +345,6 @@ def test_training_is_deterministic(short_run):
 
 
 @pytest.fixture(scope="module")
-@once_per_process
 def short_margin(short_run):
     from slrlib.experiments.nn1 import MARGIN_DELTAS
 

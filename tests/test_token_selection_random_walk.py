@@ -26,8 +26,6 @@ import pytest
 import slrlib  # noqa: F401  (float64)
 from slrlib.case_studies.token_selection import random_walk as RW
 
-from helpers import once_per_process
-
 Z_TOL = 4.5
 
 
@@ -217,7 +215,6 @@ def test_train_is_gradient_descent_on_the_literal_model():
 
 
 @pytest.fixture(scope="module")
-@once_per_process
 def ridge_runs():
     """One compilation: K = 5, N = 21 (r = 4), exact population, 60 steps."""
     base = RW.RandomWalkConfig(K=5, N=21, p=1.0, steps=60, lr=1.0, eps=1.0)

@@ -25,8 +25,6 @@ from slrlib import MultiLocationTask, SLRTask
 from slrlib.training import transformer as T
 from slrlib.experiments import transformer as TX
 
-from helpers import once_per_process
-
 # Their tests share costly fixtures: `make test` keeps them on one pytest-xdist worker, and the
 # fixtures are session-scoped, so that tests of other modules run between them do not tear them down.
 pytestmark = pytest.mark.xdist_group("test_transformer")
@@ -40,13 +38,11 @@ MULTI = T.TransformerConfig(
 
 
 @pytest.fixture(scope="session")
-@once_per_process
 def single_result():
     return T.train_transformer(SINGLE, jax.random.key(0))
 
 
 @pytest.fixture(scope="session")
-@once_per_process
 def multi_result():
     return T.train_transformer(MULTI, jax.random.key(0))
 

@@ -21,8 +21,6 @@ from slrlib import (
     slider_figure,
 )
 
-from helpers import once_per_process
-
 nan, inf = float("nan"), float("inf")
 
 
@@ -60,7 +58,6 @@ def test_task_bad_parameters(kwargs, name):
 
 
 @pytest.fixture(scope="module")
-@once_per_process
 def setup():
     task = SLRTask(d=4, L=3, gamma=0.7, eps=0.1)
     k_star, v_star = task.oracle_directions(jax.random.key(0))
