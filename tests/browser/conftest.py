@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from labserver import LabServer
 from sitepaths import CHROMIUM_FLAGS, REQUIRED, SCREENSHOTS, SITE, html_pages, parsed
 
 
@@ -48,6 +49,20 @@ def parse_pages_meanwhile():
     thread.join()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def lab_server(request):
+    """JupyterLab for test_jupyterlab.py (labserver.py), started in a thread as the session starts when
+    that test is selected; None otherwise."""
+    if not any(item.name in (LAB_FIRST, LAB_LAST) for item in request.session.items):
+        yield None
+        return
+    server = LabServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
 @pytest.fixture(scope="session")
 def browser_context(site):
     try:
@@ -74,7 +89,7 @@ def browser_context(site):
 
 
 def pytest_collection_modifyitems(config, items):
-    """The JupyterLab run first and last (``_lab_run_around_the_rest``); and without a built book
+    """The JupyterLab run opened early and read last (``_lab_run_around_the_rest``); and without a built book
     (and outside `make test`), every test of the built site skipped at once.
 
     Plain ``pytest`` at the repository's root then runs the library tests and reports these as
@@ -89,14 +104,17 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
-#: The JupyterLab test in two: the first starts the chapter running in its kernel, the second
-#: (last of all) reads the run; the built book's tests run in between.
-LAB_FIRST = "test_the_chapter_opens_in_jupyterlab_and_starts_running"
+#: The JupyterLab test in two: the first opens the chapter (which then starts running in its
+#: kernel), the second (last of all) reads the run; the built book's tests run in between.
+LAB_FIRST = "test_jupyterlab_serves_the_chapter"
 LAB_LAST = "test_chapter_renders_runs_and_its_slider_moves_in_jupyterlab"
+#: Tests run before the first: the server (started with the session) needs about 6 s to answer,
+#: which these take.
+LAB_OPENS_AFTER = 3
 
 
 def _lab_run_around_the_rest(items) -> None:
     first = [i for i in items if i.name == LAB_FIRST]
     last = [i for i in items if i.name == LAB_LAST]
     rest = [i for i in items if i.name not in (LAB_FIRST, LAB_LAST)]
-    items[:] = first + rest + last
+    items[:] = rest[:LAB_OPENS_AFTER] + first + rest[LAB_OPENS_AFTER:] + last

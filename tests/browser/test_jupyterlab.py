@@ -2,8 +2,9 @@
 
 Chapter 1 is written as a notebook by ``book/_ext/to_notebook.py`` (what ``postBuild`` and
 ``make lab`` do) into a temporary folder; JupyterLab, started as ``make lab`` starts it
-(``book/_ext/lab.py``: jupyterlab-myst, the ipywidgets manager), serves it on localhost, and headless Chromium opens it in a fresh
-workspace, runs every cell, and checks what a reader sees:
+(``book/_ext/lab.py``: jupyterlab-myst, the ipywidgets manager; ``labserver.py`` starts it in a
+thread as the session starts), serves it on localhost, and headless Chromium opens it in a
+fresh workspace, runs every cell, and checks what a reader sees:
 
 * every cell runs without error, and every check of the chapter passes (its verdicts show);
 * the prose is rendered MyST: no role (``{glue:text}``, ``{prf:ref}``, ``{numref}``, ...) or
@@ -17,90 +18,46 @@ Needs no built book; runs in ``make test`` with the other browser tests.
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import socket
-import subprocess
-import sys
-import tempfile
-import time
-import urllib.request
-from pathlib import Path
 
+import nbformat
 import pytest
 
-from sitepaths import CHROMIUM_FLAGS, REQUIRED, ROOT, SCREENSHOTS
+from labserver import CHAPTER
+from sitepaths import REQUIRED, SCREENSHOTS
 from slrlib.book.display import PENDING
 
-CHAPTER = ROOT / "book" / "01_task.md"
-PYTHON = Path(sys.executable)
-JUPYTER = PYTHON.parent / "jupyter"
 #: How long the chapter may take to run in JupyterLab (it executes in about 25 s in the build).
 RUN_TIMEOUT_S = 600
+#: How long JupyterLab may take to show the notebook with its kernel idle.
+OPEN_TIMEOUT_S = 120
 #: What a role or markup left unrendered looks like in the prose.
 UNRENDERED = re.compile(r"\{(?:eval|glue(?::\w+)?|prf:ref|numref|ref|eq|cite(?::\w+)?|doc|func|mod)\}|\$")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
-def lab():
-    """JupyterLab serving chapter 1 as a notebook, in folders of its own; yields (url, notebook name)."""
-    if not JUPYTER.exists():
-        if REQUIRED:
-            pytest.fail(f"{JUPYTER} is missing (jupyterlab is pinned in requirements.lock)")
-        pytest.skip("jupyterlab is not installed")
-    sys.path.insert(0, str(ROOT / "book" / "_ext"))
-    import lab as book_lab
-
-    with tempfile.TemporaryDirectory(prefix="slr-lab-") as tmp:
-        tmp = Path(tmp)
-        env = book_lab.lab_env(JUPYTER_DATA_DIR=str(tmp / "data"), JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),
-                               JUPYTERLAB_WORKSPACES_DIR=str(tmp / "workspaces"),
-                               JUPYTERLAB_SETTINGS_DIR=str(tmp / "settings"), IPYTHONDIR=str(tmp / "ipython"))
-        env.pop("SLR_CHECKS_FILE", None)
-        # Every cell in the page at once (no windowing), so that all the prose is rendered.
-        settings = tmp / "settings" / "@jupyterlab" / "notebook-extension"
-        settings.mkdir(parents=True)
-        (settings / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
-        notebooks = tmp / "notebooks"
-        (written,) = book_lab.write_notebooks(notebooks, [CHAPTER], env=env)
-        extensions = book_lab.link_extensions(tmp / "labextensions")
-        port = _free_port()
-        log = open(tmp / "lab.log", "w")
-        command = book_lab.lab_command(notebooks, extensions, port, [
-            "--no-browser", "--allow-root", "--ServerApp.ip=127.0.0.1", "--ServerApp.token=",
-            "--ServerApp.password=", "--ServerApp.disable_check_xsrf=True", "--LabApp.expose_app_in_browser=True"])
-        server = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
-        url = f"http://127.0.0.1:{port}"
-        try:
-            for _ in range(120):
-                try:
-                    urllib.request.urlopen(url + "/api/status", timeout=2)
-                    break
-                except OSError:
-                    if server.poll() is not None:
-                        break
-                    time.sleep(0.5)
-            else:
-                pytest.fail("JupyterLab did not start: " + (tmp / "lab.log").read_text()[-2000:])
-            if server.poll() is not None:
-                pytest.fail("JupyterLab exited: " + (tmp / "lab.log").read_text()[-2000:])
-            yield url, written.name, written
-        finally:
-            server.terminate()
-            try:
-                server.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                server.kill()
-            log.close()
+def lab(lab_server):
+    """JupyterLab serving chapter 1 as a notebook (labserver.py, started with the session by conftest.py)."""
+    server = lab_server.wait()
+    if server.problem:
+        if REQUIRED or "missing" not in server.problem:
+            pytest.fail(server.problem)
+        pytest.skip(server.problem)
+    return server
 
 
+#: Run in the page as it opens (an init script, so that the test need not wait): once the notebook's
+#: kernel is idle, the number of cells shown, then "Run all"; ``window.__ran`` when it is done.
+RUN_ALL_WHEN_IDLE = """(() => { if (window.top !== window) return;
+  const timer = setInterval(() => {
+    const app = window.jupyterapp, widget = app && app.shell.currentWidget;
+    const session = widget && widget.sessionContext && widget.sessionContext.session;
+    if (!session || !session.kernel || session.kernel.status !== 'idle') return;
+    clearInterval(timer);
+    window.__cells = widget.content.widgets.length;
+    window.__ran = false;
+    app.commands.execute('notebook:run-all-cells').then(() => { window.__ran = true; });
+  }, 200); })();"""
 KERNEL_IDLE = "() => window.jupyterapp?.shell.currentWidget?.sessionContext?.session?.kernel?.status === 'idle'"
 ERRORS = """() => { const w = window.jupyterapp.shell.currentWidget; const out = [];
   w.content.widgets.forEach((cell, i) => { if (cell.model.type !== 'code') return;
@@ -118,40 +75,39 @@ EXPRESSIONS = """() => { const out = [];
 
 @pytest.fixture(scope="session")
 def lab_run(lab, browser_context):
-    """The chapter opened in JupyterLab, its kernel idle, and "Run all" started: (page, console errors).
+    """The chapter's page in JupyterLab, opening: (page, console errors, the server's response).
 
-    Session-scoped, and started by the first browser test (conftest.py puts
-    ``test_the_chapter_opens_in_jupyterlab_and_starts_running`` first and the test that reads the
-    run last): the chapter runs in its kernel while the other tests open the built book."""
-    url, name, path = lab
+    Session-scoped, and opened by an early browser test (conftest.py orders
+    ``test_jupyterlab_serves_the_chapter`` among the first, and the test that reads the run
+    last): JupyterLab loads, the kernel starts and the chapter runs (``RUN_ALL_WHEN_IDLE``)
+    while the other tests open the built book."""
     page = browser_context.new_page()
     console: list[str] = []
     page.on("console", lambda m: m.type == "error" and console.append(m.text[:300]))
     page.on("pageerror", lambda e: console.append(f"pageerror: {e}"))
     page.set_viewport_size({"width": 1300, "height": 900})
-    page.goto(f"{url}/lab/workspaces/slr-test/tree/{name}?reset")
-    page.wait_for_function(KERNEL_IDLE, timeout=120_000)
-    cells = page.evaluate("() => window.jupyterapp.shell.currentWidget.content.widgets.length")
-    page.evaluate("() => { window.__ran = false; window.jupyterapp.commands.execute('notebook:run-all-cells')"
-                  ".then(() => { window.__ran = true; }); }")
+    page.add_init_script(RUN_ALL_WHEN_IDLE)
+    response = page.goto(f"{lab.url}/lab/workspaces/slr-test/tree/{lab.name}?reset", wait_until="commit")
     try:
-        yield page, console, cells
+        yield page, console, response
     finally:
         page.close()
 
 
-def test_the_chapter_opens_in_jupyterlab_and_starts_running(lab_run, lab):
-    page, console, cells = lab_run
-    import nbformat
-
-    assert cells == len(nbformat.read(lab[2], as_version=4).cells), "JupyterLab shows another number of cells"
+def test_jupyterlab_serves_the_chapter(lab_run, lab):
+    _, console, response = lab_run
+    assert response is not None and response.ok, f"JupyterLab answered {response and response.status}"
+    assert len(nbformat.read(lab.notebook, as_version=4).cells) > 10  # the chapter, written as a notebook
     assert console == [], console
 
 
-def test_chapter_renders_runs_and_its_slider_moves_in_jupyterlab(lab_run):
+def test_chapter_renders_runs_and_its_slider_moves_in_jupyterlab(lab_run, lab):
     page, console, _ = lab_run
     source = CHAPTER.read_text(encoding="utf-8")
     glued = len(re.findall(r"\{glue:text\}`", source))
+    page.wait_for_function("() => window.__cells !== undefined", timeout=OPEN_TIMEOUT_S * 1000)
+    cells = len(nbformat.read(lab.notebook, as_version=4).cells)
+    assert page.evaluate("window.__cells") == cells, "JupyterLab shows another number of cells"
     page.wait_for_function("() => window.__ran === true", timeout=RUN_TIMEOUT_S * 1000)
     page.wait_for_function(KERNEL_IDLE, timeout=RUN_TIMEOUT_S * 1000, polling=500)
     page.wait_for_timeout(1000)

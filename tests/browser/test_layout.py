@@ -27,7 +27,7 @@ import re
 import pytest
 
 from sitepaths import SCREENSHOTS, SITE, html_pages, parsed
-from visits import DESKTOP, PHONE, PRINT, visit, wait_for_typesetting, watch
+from visits import MATH_CHAPTER, MENU_CHAPTER, PRINT, visit
 
 PAGES = html_pages()
 CHAPTERS = [str(p.relative_to(SITE)) for p in PAGES if p.parent.name == "book" and p.name[:2].isdigit()]
@@ -37,18 +37,6 @@ MIN_FIGURE_SCALE = 0.8
 MIN_FIGURE_DENSITY = 1.9
 
 needs_book = pytest.mark.skipif(not CHAPTERS, reason=f"{SITE} has no built book: run `make book` first")
-
-
-def open_chapter(context, rel: str, viewport: dict):
-    """The chapter at ``viewport``, typeset; and the list that collects its console errors,
-    uncaught exceptions and requests leaving the machine (for the tests that interact with a page)."""
-    page = context.new_page()
-    errors = watch(page)
-    page.set_viewport_size(viewport)
-    page.goto((SITE / rel).as_uri())
-    page.wait_for_load_state("load")
-    wait_for_typesetting(page)
-    return page, errors
 
 
 def _eq(e: dict) -> str:
@@ -108,50 +96,23 @@ def test_chapter_at_390px_and_printed(browser_context, rel):
 
 @needs_book
 def test_a_fold_opens_to_its_verdicts_and_the_ledger_link_opens_it(browser_context):
-    rel = "book/03_oracle_risk.html"
-    page, errors = open_chapter(browser_context, rel, DESKTOP)
-    try:
-        fold = page.locator("article details.slr-checks").first
-        fold.scroll_into_view_if_needed()
-        summary = fold.locator("summary")
-        assert re.fullmatch(r"✓ \d+ checks?", summary.inner_text().strip())
-        verdict = fold.locator(".slr-check").first
-        assert not verdict.is_visible()
-        summary.click()
-        assert verdict.is_visible() and verdict.inner_text().startswith("✓")
-        anchor = verdict.get_attribute("id")
-        page.close()
-        page, errors = open_chapter(browser_context, rel, DESKTOP)
-        page.goto((SITE / rel).as_uri() + "#" + anchor)
-        page.wait_for_timeout(200)
-        assert page.locator(f"#{anchor}").is_visible(), "a link to a verdict does not open its fold"
-        assert errors == []
-    finally:
-        page.close()
+    fold = visit(browser_context, MATH_CHAPTER)["fold"]  # opened during the chapter's one visit
+    assert re.fullmatch(r"✓ \d+ checks?", fold["summary"]), fold["summary"]
+    assert fold["hidden_before"], "a verdict shows before its fold is opened"
+    assert fold["shown_on_click"] and fold["verdict"].startswith("✓")
+    assert fold["hidden_again"], "a second click does not fold the verdicts again"
+    assert fold["shown_by_link"], "a link to a verdict does not open its fold"
 
 
 @needs_book
 def test_phone_menu_opens_and_lists_the_chapters(browser_context):
-    page, errors = open_chapter(browser_context, "book/07_theorem5.html", PHONE)
-    try:
-        toggles = [t for t in page.locator(".primary-toggle").all() if t.is_visible()]
-        assert toggles, "no visible menu button at 390 px"
-        toggles[0].click()
-        dialog = page.locator("#pst-primary-sidebar-modal")
-        dialog.wait_for(state="visible", timeout=5_000)
-        assert page.evaluate("document.getElementById('pst-primary-sidebar-modal').open")
-        links = dialog.locator("a.reference.internal").all_inner_texts()
-        assert sum(bool(re.match(r"\d+\. ", t)) for t in links) >= 16, links[:20]
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SCREENSHOTS / "phone_menu.png"))
-        page.keyboard.press("Escape")
-        contents = [t for t in page.locator(".secondary-toggle").all() if t.is_visible()]
-        if contents:
-            contents[0].click()
-            page.locator("#pst-secondary-sidebar-modal").wait_for(state="visible", timeout=5_000)
-        assert errors == []
-    finally:
-        page.close()
+    report = visit(browser_context, MENU_CHAPTER)  # opened during the chapter's one visit, at 390 px
+    menu = report["menu"]
+    assert menu["toggles"], "no visible menu button at 390 px"
+    assert menu["open"], "the menu button does not open the menu"
+    assert sum(bool(re.match(r"\d+\. ", t)) for t in menu["links"]) >= 16, menu["links"][:20]
+    assert menu["contents"] == 0 or menu["contents_open"], "the contents button does not open the contents"
+    assert report["errors"] == []
 
 
 @needs_book

@@ -1,9 +1,10 @@
 """Each chapter page opened once in Chromium, and everything the browser tests check on it measured then.
 
 A visit loads the chapter at the phone's viewport (390 x 844: the load path a phone reader meets,
-where slr-book.js marks the equations that scroll once MathJax is done), measures it, widens the
-same page to 1300 x 900 (slr-book.js marks the equations again on resize), measures it there,
-moves its kernel-free slider where it has one, and last emulates print at an A4 text width. The
+where slr-book.js marks the equations that scroll once MathJax is done), measures it (on one
+chapter it opens the phone menu), widens the same page to 1300 x 900 (slr-book.js marks the
+equations again on resize), measures it there, moves its kernel-free slider where it has one (on
+one chapter it opens a fold of check verdicts), and last emulates print at an A4 text width. The
 tests (``test_layout.py``, ``test_browser.py``) read the report; the page is not opened again.
 """
 
@@ -21,11 +22,16 @@ SCREENSHOT_CHAPTERS = ("book/03_oracle_risk.html", "book/07_theorem5.html", "boo
 #: Chapters with a kernel-free slider (book/_ext/slider_frames.py), moved during the visit.
 SLIDER_CHAPTERS = ("book/03_oracle_risk.html", "book/05_linear.html", "book/07_theorem5.html",
                    "book/08_beyond_manifold.html")
-#: The chapter whose typesetting is checked in detail (test_browser.test_math_is_typeset_on_chapter_3).
+#: The chapter whose typesetting is checked in detail (test_browser.test_math_is_typeset_on_chapter_3),
+#: and whose first fold of check verdicts is opened by a click and by a link to a verdict
+#: (test_layout.test_a_fold_opens_to_its_verdicts_and_the_ledger_link_opens_it).
 MATH_CHAPTER = "book/03_oracle_risk.html"
+#: The chapter whose phone menu is opened (test_layout.test_phone_menu_opens_and_lists_the_chapters).
+MENU_CHAPTER = "book/07_theorem5.html"
 LOCAL_SCHEMES = ("file:", "data:", "blob:", "about:", "chrome-error:")
-#: slr-book.js marks the scrolling equations 100 ms after the last resize event.
-AFTER_RESIZE_MS = 250
+#: How many times slr-book.js has marked the equations that scroll (once typeset, then 100 ms after
+#: the last resize event); 0 before the first, and on a page with no display equation.
+MARKED = "() => Number(document.documentElement.getAttribute('data-slr-marked') || 0)"
 
 #: Pages opened ahead of their visit: Chromium loads and typesets the next chapter while the
 #: current one is measured (two renderers on two cores).
@@ -47,10 +53,19 @@ def watch(page) -> list[str]:
 
 
 def wait_for_typesetting(page) -> None:
+    """Until MathJax has typeset the page and slr-book.js has marked the equations that scroll."""
     if page.locator('script[src*="mathjax"]').count():
         page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=30_000)
         page.evaluate("() => MathJax.startup.promise.then(() => true)")
-        page.wait_for_timeout(200)  # slr-book.js marks the boxes that scroll once typesetting is done
+        page.wait_for_function(f"() => !document.querySelector('div.math') || ({MARKED})() > 0", timeout=30_000)
+
+
+def resize(page, viewport: dict) -> None:
+    """The page at ``viewport``, once slr-book.js has marked the equations that scroll again."""
+    before = page.evaluate(MARKED)
+    page.set_viewport_size(viewport)
+    if page.locator("div.math").count():
+        page.wait_for_function(f"n => ({MARKED})() > n", arg=before, timeout=10_000)
 
 
 def shot(page, rel: str, size: str) -> None:
@@ -93,6 +108,51 @@ def _slider(page, rel: str) -> dict:
     return out
 
 
+def _fold(page) -> dict:
+    """Open the first fold of check verdicts by a click, close it, then open it by a link to its verdict."""
+    fold = page.locator("article details.slr-checks").first
+    fold.scroll_into_view_if_needed()
+    summary = fold.locator("summary")
+    verdict = fold.locator(".slr-check").first
+    out = {"summary": summary.inner_text().strip(), "hidden_before": not verdict.is_visible()}
+    summary.click()
+    out.update(shown_on_click=verdict.is_visible(), verdict=verdict.inner_text(), anchor=verdict.get_attribute("id"))
+    summary.click()  # folded again; then a link to the verdict (slr-book.js: on hashchange)
+    out["hidden_again"] = not verdict.is_visible()
+    page.evaluate("id => { window.location.hash = id; }", out["anchor"])
+    page.wait_for_function("id => document.getElementById(id).checkVisibility()", arg=out["anchor"], timeout=5_000)
+    out["shown_by_link"] = page.locator(f"#{out['anchor']}").is_visible()
+    page.evaluate("() => { document.querySelectorAll('article details.slr-checks').forEach(d => { d.open = false; });"
+                  " history.replaceState(null, '', location.pathname); }")
+    return out
+
+
+def _menu(page) -> dict:
+    """At the phone's width: open the menu (☰), read its chapter links, close it; open the contents."""
+    toggles = [t for t in page.locator(".primary-toggle").all() if t.is_visible()]
+    out = {"toggles": len(toggles)}
+    if not toggles:
+        return out
+    toggles[0].click()
+    dialog = page.locator("#pst-primary-sidebar-modal")
+    dialog.wait_for(state="visible", timeout=5_000)
+    out["open"] = page.evaluate("document.getElementById('pst-primary-sidebar-modal').open")
+    out["links"] = dialog.locator("a.reference.internal").all_inner_texts()
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / "phone_menu.png"))
+    page.keyboard.press("Escape")
+    contents = [t for t in page.locator(".secondary-toggle").all() if t.is_visible()]
+    out["contents"] = len(contents)
+    if contents:
+        contents[0].click()
+        secondary = page.locator("#pst-secondary-sidebar-modal")
+        secondary.wait_for(state="visible", timeout=5_000)
+        out["contents_open"] = secondary.is_visible()
+        page.keyboard.press("Escape")
+        secondary.wait_for(state="hidden", timeout=5_000)
+    return out
+
+
 def _open(context, rel: str):
     """A new page at the phone's viewport, navigating to ``rel`` (returns once the navigation is committed)."""
     page = context.new_page()
@@ -121,9 +181,10 @@ def visit(context, rel: str) -> dict:
         wait_for_typesetting(page)
         shot(page, rel, "390")
         report = {"phone": {"sideways": page.evaluate(SIDEWAYS), "equations": page.evaluate(EQUATIONS)}}
+        if rel == MENU_CHAPTER:
+            report["menu"] = _menu(page)
 
-        page.set_viewport_size(DESKTOP)
-        page.wait_for_timeout(AFTER_RESIZE_MS)
+        resize(page, DESKTOP)
         shot(page, rel, "1300")
         report["desktop"] = {
             "equations": page.evaluate(EQUATIONS), "code": page.evaluate(CODE), "figures": page.evaluate(FIGURES),
@@ -132,12 +193,12 @@ def visit(context, rel: str) -> dict:
         }
         if rel == MATH_CHAPTER:
             report["math"] = _math(page)
+            report["fold"] = _fold(page)
         if rel in SLIDER_CHAPTERS:
             report["slider"] = _slider(page, rel)
 
         page.emulate_media(media="print")
-        page.set_viewport_size(PRINT)
-        page.wait_for_timeout(100)
+        resize(page, PRINT)
         report["printed"] = {"equations": page.evaluate(EQUATIONS)}
         report["errors"] = errors
     finally:

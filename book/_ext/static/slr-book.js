@@ -8,7 +8,8 @@
    2. A link to a check verdict (the ledger's links) opens the folded list that holds it.
    3. Display equations that are wider than their box, where the box is narrow (phones),
       scroll inside it: they are marked .slr-scrolls, which shows edge shadows and a
-      scrollbar (slr-book.css).
+      scrollbar (slr-book.css). Each marking counts itself in <html data-slr-marked="n">,
+      which the browser tests wait for.
 */
 (function () {
   "use strict";
@@ -60,12 +61,16 @@
   }
 
   /* 3. Mark the display equations that scroll */
+  var marked = 0;
+
   function markScrolling() {
     var boxes = document.querySelectorAll('div.math mjx-container[display="true"]');
     for (var i = 0; i < boxes.length; i++) {
       var box = boxes[i];
       box.classList.toggle("slr-scrolls", box.scrollWidth > box.clientWidth + 1);
     }
+    marked += 1;
+    document.documentElement.setAttribute("data-slr-marked", String(marked));
   }
 
   function whenTypeset(callback) {
