@@ -6,7 +6,8 @@
 #   make book-fresh  the same, but first empties the cache: every chapter is executed in a
 #                    fresh kernel and every page rebuilt (and the cache refilled)
 #   make test        set up .venv (first use), library tests (those marked roundoff also
-#                    compiled for SSE4.2), make book-fresh, then the
+#                    compiled for SSE4.2), slrlib alone in a fresh venv from its wheel
+#                    (tests/install), make book-fresh, then the
 #                    browser test (tests/browser: static checks and headless Chromium) on it
 #   make check       the loop while writing (about 2 min): the library tests recorded as
 #                    fast (tests/durations.json), then the chapters whose code changed,
@@ -156,7 +157,8 @@ book-fresh: $(STAMP) $(MATHJAX_STAMP)
 # before the first stage: the venv, MathJax and Chromium (0 s when already there).
 test: $(STAMP) $(MATHJAX_STAMP) chromium
 	@mkdir -p _build; rm -rf $(JAX_CACHE); printf 'install\t%s\t0\n' $$(( $$(date +%s) - $(MAKE_START) )) > $(STAGES)
-	@$(call stage,library,$(call JAX_CACHE_ENV,native) $(PY) -m pytest --ignore=tests/browser $(XDIST) $(PYTEST_ARGS))
+	@$(call stage,library,$(call JAX_CACHE_ENV,native) $(PY) -m pytest --ignore=tests/browser --ignore=tests/install $(XDIST) $(PYTEST_ARGS))
+	@$(call stage,package,SLR_INSTALL_TEST=1 $(PY) -m pytest tests/install $(PYTEST_ARGS))
 	@$(call stage,roundoff,XLA_FLAGS=--xla_cpu_max_isa=$(OTHER_ISA) $(call JAX_CACHE_ENV,$(OTHER_ISA)) $(PY) -m pytest $(ROUNDOFF_FILES) -m roundoff $(XDIST) $(PYTEST_ARGS))
 	@$(call stage,book,$(MAKE) --no-print-directory book-fresh)
 	@$(call stage,browser,SLR_REQUIRE_BROWSER=1 $(PY) -m pytest tests/browser $(PYTEST_ARGS))
@@ -168,14 +170,14 @@ test: $(STAMP) $(MATHJAX_STAMP) chromium
 # `make test` stays the full gate.
 check: $(STAMP)
 	@start=$$(date +%s); \
-	$(PY) -m pytest --ignore=tests/browser -m "not slow" -q $(XDIST) $(PYTEST_ARGS); \
+	$(PY) -m pytest --ignore=tests/browser --ignore=tests/install -m "not slow" -q $(XDIST) $(PYTEST_ARGS); \
 	$(PY) book/_ext/execute_chapters.py --jobs $(BOOK_JOBS); \
 	echo "make check: $$(( $$(date +%s) - start )) s"
 
 # Record each library test's time (tests/durations.json), which decides what `make check` runs.
 durations: $(STAMP)
 	@mkdir -p _build; \
-	$(PY) -m pytest --ignore=tests/browser -q --junitxml=_build/junit.xml $(PYTEST_ARGS); \
+	$(PY) -m pytest --ignore=tests/browser --ignore=tests/install -q --junitxml=_build/junit.xml $(PYTEST_ARGS); \
 	$(PY) tools/test_durations.py _build/junit.xml
 
 bench: $(STAMP)

@@ -12,7 +12,11 @@ regression*, ICLR 2025. The library, in layers (each imports only the ones above
   (``python -m slrlib figure``);
 * :mod:`slrlib.case_studies` — linear probing of a pretrained encoder, token selection;
 * :mod:`slrlib.widgets` (sliders), :mod:`slrlib.validation` (the checks behind every
-  ``ValueError``), :mod:`slrlib.threefry` (a faster CPU lowering of JAX's generator).
+  ``ValueError``), :mod:`slrlib.threefry` (a faster CPU lowering of JAX's generator),
+  :mod:`slrlib.extras` (which extra of ``pyproject.toml`` installs what).
+
+The core needs NumPy, SciPy and JAX only; :mod:`slrlib.plots`, :mod:`slrlib.figures` and
+:mod:`slrlib.widgets` need extras and load on first use (``slrlib.plots``).
 
 :mod:`slrlib.book` holds what exists for one chapter of the book; the library never imports it.
 
@@ -36,7 +40,7 @@ from slrlib.threefry import use_unrolled_threefry as _use_unrolled_threefry  # n
 
 _use_unrolled_threefry()  # same random bits, faster on CPU (see slrlib.threefry)
 
-from slrlib import case_studies, core, experiments, figures, plots, training, validation, widgets  # noqa: E402
+from slrlib import case_studies, core, experiments, extras, training, validation  # noqa: E402
 from slrlib.core.gaussian import zeta  # noqa: E402
 from slrlib.core.predictors import (  # noqa: E402
     bayes_posterior,
@@ -62,24 +66,33 @@ from slrlib.core.risk import (  # noqa: E402
     risk_from_overlaps,
 )
 from slrlib.core.task import MultiLocationTask, MultiSample, Sample, SLRTask  # noqa: E402
-from slrlib.widgets import Slider, slider_figure  # noqa: E402
+from slrlib.core.geometry import manifold_directions, uniform_directions  # noqa: E402
+from slrlib.training.pgd import PGDResult, pgd  # noqa: E402
+from slrlib.training.sgd import SGDResult, sgd  # noqa: E402
+from slrlib.experiments.descent import recovered  # noqa: E402
+from slrlib.validation import checked  # noqa: E402
 
 __version__ = "0.1.0"
 
+#: The paper's main objects, in the order a first session meets them: the task, the predictors,
+#: the risks, the start points, PGD and SGD with their results, and the test of recovery.
 __all__ = [
+    # the task (Section 2)
     "SLRTask",
     "Sample",
     "MultiLocationTask",
     "MultiSample",
-    "multi_head_erf_attention",
-    "zeta",
-    "hard_oracle",
-    "softmax_attention",
+    # predictors
     "erf_attention",
-    "linear_predictor",
-    "best_linear_weights",
+    "multi_head_erf_attention",
+    "softmax_attention",
+    "hard_oracle",
     "bayes_posterior",
     "bayes_predictor",
+    "linear_predictor",
+    "best_linear_weights",
+    # risks (Theorem 1, Lemma 6, Proposition 3) and Monte Carlo
+    "zeta",
     "Overlaps",
     "overlaps",
     "risk_from_overlaps",
@@ -91,18 +104,39 @@ __all__ = [
     "linear_risk",
     "MonteCarloEstimate",
     "monte_carlo_risk",
-    "Slider",
-    "slider_figure",
+    # start points, training (Definition 1, Section 5) and recovery
+    "uniform_directions",
+    "manifold_directions",
+    "pgd",
+    "PGDResult",
+    "sgd",
+    "SGDResult",
+    "recovered",
+    # argument checks under jax.jit; the float64 switch; the subpackages that need no extra
+    "checked",
     "x64_enabled",
     "core",
     "training",
     "experiments",
-    "figures",
-    "plots",
     "case_studies",
     "validation",
-    "widgets",
+    "extras",
 ]
+
+#: Loaded on first use, because they need an extra (:mod:`slrlib.extras`): ``slrlib.plots``,
+#: ``slrlib.figures`` (matplotlib: ``pip install "slrlib[plots]"``) and ``slrlib.widgets``
+#: with ``Slider`` and ``slider_figure`` (``"slrlib[widgets]"``).
+_ON_FIRST_USE = {"plots": "slrlib.plots", "figures": "slrlib.figures", "widgets": "slrlib.widgets",
+                 "Slider": "slrlib.widgets", "slider_figure": "slrlib.widgets"}
+
+
+def __getattr__(name: str):
+    if name in _ON_FIRST_USE:
+        import importlib
+
+        module = importlib.import_module(_ON_FIRST_USE[name])
+        return module if module.__name__ == f"slrlib.{name}" else getattr(module, name)
+    raise AttributeError(f"module 'slrlib' has no attribute {name!r}")
 
 
 def x64_enabled() -> bool:

@@ -17,9 +17,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     fig.add_argument("--dpi", type=int, default=200, help="PNG resolution (default: 200, as the book shows it)")
     args = parser.parse_args(argv)
 
-    import matplotlib
+    from slrlib.extras import require
 
-    matplotlib.use("Agg")
+    require("matplotlib", "python -m slrlib figure").use("Agg")
     from slrlib import figures
     import slrlib.book.figures  # noqa: F401  (registers the chapters' own figures)
 

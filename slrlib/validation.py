@@ -3,13 +3,21 @@
 Every check raises a :class:`ValueError` that names the parameter, shows its value and
 says what is allowed. Value checks run only on concrete inputs: under ``jax`` tracing
 (inside ``jax.grad``, ``jax.jit`` or ``jax.vmap``) values are unknown and the checks on
-values are skipped, while shape checks still apply.
+values are skipped, while shape checks still apply. Wrapped in :func:`checked`, a function
+checks its values under tracing too: at run time, through ``jax.debug.callback``.
+
+Why a wrapper rather than checks that always run under tracing: the library calls its own
+public functions inside its compiled loops (PGD, SGD, Monte Carlo), where a host callback at
+every step would cost far more than the step; a user who jits a call opts in, once.
 """
 
 from __future__ import annotations
 
+import contextvars
+import functools
 import math
 import numbers
+from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
@@ -19,6 +27,8 @@ from jax.typing import ArrayLike
 __all__ = [
     "UNIT_NORM_TOL",
     "ORTHOGONALITY_TOL",
+    "checked",
+    "check_at_run_time",
     "is_concrete",
     "check_positive_int",
     "check_real_scalar",
@@ -26,6 +36,7 @@ __all__ = [
     "check_finite",
     "check_nonnegative",
     "check_last_dim",
+    "check_broadcast",
     "check_shape",
     "check_unit_norm",
     "check_orthogonal",
@@ -50,6 +61,73 @@ def _short(value) -> str:
         return f"array of shape {arr.shape}: {arr}"
 
 
+#: True while a function wrapped by :func:`checked` runs (or is traced).
+_CHECK_TRACED = contextvars.ContextVar("slrlib_check_traced", default=False)
+
+
+def checked(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` with its arguments' values checked under ``jax.jit`` (and ``vmap``, ``grad``) too.
+
+    Outside tracing, slrlib's functions check their arguments and raise ``ValueError`` naming
+    the parameter. Under tracing the values are unknown, and those checks are skipped (shapes
+    are still checked). Wrapped by ``checked``, the value checks met while ``fn`` is traced
+    become run-time checks (``jax.debug.callback``): the compiled program raises when a value
+    is out of range, with the same message, carried by a ``jax.errors.JaxRuntimeError``.
+
+    Parameters
+    ----------
+    fn : callable
+        A function that calls slrlib's public functions (or one of them).
+
+    Returns
+    -------
+    callable
+        ``fn``, checked; jit it as ``fn`` would be: ``jax.jit(slrlib.checked(oracle_risk),
+        static_argnums=1)``.
+
+    Raises
+    ------
+    ValueError
+        When ``fn`` is not callable.
+    """
+    if not callable(fn):
+        raise ValueError(f"fn must be callable, got {fn!r}")
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        token = _CHECK_TRACED.set(True)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _CHECK_TRACED.reset(token)
+
+    return run
+
+
+def _raise_if(bad, value, message: str) -> None:
+    """Host side of a run-time check: ``message`` (its ``{value}`` filled in) as a ``ValueError`` when ``bad``."""
+    if bool(np.any(bad)):
+        raise ValueError(message.format(value=_short(value)))
+
+
+def check_at_run_time(bad: ArrayLike, value: ArrayLike, message: str) -> None:
+    """Inside a function wrapped by :func:`checked` and traced: raise ``ValueError(message)`` at run
+    time where the traced ``bad`` is true (``{value}`` in ``message`` shows ``value``). Does nothing
+    elsewhere (concrete values are checked at once, by the caller).
+
+    Parameters
+    ----------
+    bad : array_like of bool
+        True where the check fails.
+    value : array_like
+        The value shown in the message.
+    message : str
+        The message; ``{value}`` is replaced by ``value``.
+    """
+    if _CHECK_TRACED.get():
+        jax.debug.callback(_raise_if, bad, value, message)
+
+
 def is_concrete(x: object) -> bool:
     """True when ``x`` carries values (it is not a ``jax`` tracer).
 
@@ -69,8 +147,8 @@ def is_concrete(x: object) -> bool:
     return not isinstance(x, jax.core.Tracer)
 
 
-def check_positive_int(value: object, name: str) -> int:
-    """A positive integer (``bool`` excluded); returns it as ``int``.
+def check_positive_int(value: object, name: str, *, minimum: int = 1, why: str = "") -> int:
+    """A positive integer (``bool`` excluded), at least ``minimum``; returns it as ``int``.
 
     Parameters
     ----------
@@ -78,6 +156,10 @@ def check_positive_int(value: object, name: str) -> int:
         The value to check.
     name : str
         Its name, for the error message.
+    minimum : int
+        The smallest value allowed (default 1), named in the message.
+    why : str
+        Why ``minimum`` (said in the message after it), if it is not 1.
 
     Returns
     -------
@@ -88,7 +170,7 @@ def check_positive_int(value: object, name: str) -> int:
     ------
     ValueError
         When ``value`` is not an integer (a whole float included: the message says to pass an
-        ``int``), is a ``bool``, or is ``< 1``.
+        ``int``), is a ``bool``, or is ``< minimum``.
     """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         if isinstance(value, float) and math.isfinite(value) and value == int(value):
@@ -96,8 +178,9 @@ def check_positive_int(value: object, name: str) -> int:
                 f"{name} must be a positive integer, got {value!r} (a float); pass {int(value)}"
             )
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    if value < 1:
-        raise ValueError(f"{name} must be a positive integer (>= 1), got {value!r}")
+    if value < minimum:
+        because = f": {why}" if why else ""
+        raise ValueError(f"{name} must be a positive integer (>= {minimum}{because}), got {value!r}")
     return int(value)
 
 
@@ -192,7 +275,9 @@ def check_finite(x: ArrayLike, name: str) -> None:
     ValueError
         When an entry is NaN or infinite.
     """
-    if is_concrete(x) and not np.all(np.isfinite(np.asarray(x))):
+    if not is_concrete(x):
+        check_at_run_time(~jnp.all(jnp.isfinite(x)), x, f"{name} must be finite (no NaN or inf), got {{value}}")
+    elif not np.all(np.isfinite(np.asarray(x))):
         raise ValueError(f"{name} must be finite (no NaN or inf), got {_short(x)}")
 
 
@@ -211,7 +296,9 @@ def check_nonnegative(x: ArrayLike, name: str) -> None:
     ValueError
         When an entry is negative (or NaN).
     """
-    if is_concrete(x) and not np.all(np.asarray(x) >= 0):
+    if not is_concrete(x):
+        check_at_run_time(~jnp.all(x >= 0), x, f"{name} must be >= 0, got {{value}}")
+    elif not np.all(np.asarray(x) >= 0):
         raise ValueError(f"{name} must be >= 0, got {_short(x)}")
 
 
@@ -236,6 +323,32 @@ def check_last_dim(x: ArrayLike, name: str, d: int) -> None:
         raise ValueError(
             f"{name} must have shape (..., {d}) (last axis = d = {d}), got shape {jnp.shape(x)}"
         )
+
+
+def check_broadcast(**shapes: tuple) -> tuple:
+    """The shape that the named batch shapes broadcast to (NumPy's rules); a ``ValueError`` naming
+    every one of them when they do not.
+
+    Parameters
+    ----------
+    **shapes : tuple of int
+        Each argument's batch shape (its leading axes), by the argument's name.
+
+    Returns
+    -------
+    tuple of int
+        The broadcast shape.
+
+    Raises
+    ------
+    ValueError
+        When the shapes do not broadcast together.
+    """
+    try:
+        return tuple(np.broadcast_shapes(*(tuple(s) for s in shapes.values())))
+    except ValueError:
+        described = ", ".join(f"{name} {tuple(shape)}" for name, shape in shapes.items())
+        raise ValueError(f"the batch shapes (leading axes) of {described} do not broadcast together") from None
 
 
 def check_shape(x: ArrayLike, name: str, shape: tuple) -> None:
@@ -277,6 +390,9 @@ def check_unit_norm(x: ArrayLike, name: str, tol: float = UNIT_NORM_TOL) -> None
         When some vector's norm differs from 1 by more than ``tol``.
     """
     if not is_concrete(x):
+        worst = jnp.max(jnp.abs(jnp.linalg.norm(x, axis=-1) - 1.0))
+        check_at_run_time(worst > tol, worst, f"{name} must have unit Euclidean norm along its last axis "
+                          f"(tolerance {tol}); largest | ||{name}|| - 1 | is {{value}}")
         return
     norms = np.linalg.norm(np.asarray(x), axis=-1)
     if not np.all(np.abs(norms - 1.0) <= tol):
@@ -305,6 +421,9 @@ def check_orthogonal(a: ArrayLike, b: ArrayLike, name_a: str, name_b: str, tol: 
         When some pair has :math:`|\langle a, b\rangle| > \mathrm{tol}`.
     """
     if not (is_concrete(a) and is_concrete(b)):
+        worst = jnp.max(jnp.abs(jnp.sum(a * b, axis=-1)))
+        check_at_run_time(worst > tol, worst, f"{name_a} must be orthogonal to {name_b} (Assumption 1): "
+                          f"|<{name_a}, {name_b}>| = {{value}} > {tol}")
         return
     dot = float(np.max(np.abs(np.sum(np.asarray(a) * np.asarray(b), axis=-1))))
     if dot > tol:

@@ -20,20 +20,21 @@ PACKAGE = ROOT / "slrlib"
 LAYERS = {
     "validation": set(),
     "threefry": set(),
+    "extras": set(),
     "core": {"validation"},
-    "training": {"validation", "core"},
+    "training": {"validation", "core", "extras"},
     "experiments": {"validation", "core", "training", "case_studies"},
-    "plots": {"validation", "core", "training", "experiments", "case_studies"},
+    "plots": {"validation", "core", "training", "experiments", "case_studies", "extras"},
     "figures": {"validation", "core", "training", "experiments", "plots", "case_studies"},
-    "case_studies": {"validation"},
+    "case_studies": {"validation", "extras"},
     "widgets": {"plots"},  # the book's figure sizes and legibility (slrlib.plots.style)
     "verify": set(),
     "book": {"validation", "core", "training", "experiments", "plots", "figures", "case_studies", "widgets",
              "verify"},
     # the package itself re-exports the library; the command line also registers the book's figures
     "__init__": {"validation", "threefry", "core", "training", "experiments", "plots", "figures",
-                 "case_studies", "widgets"},
-    "__main__": {"figures", "book"},
+                 "case_studies", "widgets", "extras"},
+    "__main__": {"figures", "book", "extras"},
 }
 
 

@@ -57,6 +57,13 @@ def test_task_bad_parameters(kwargs, name):
         SLRTask(**kwargs)
 
 
+@pytest.mark.parametrize("d", [0, 1])
+def test_the_message_for_d_says_two(d):
+    """d = 0 and d = 1 get the same message: d >= 2, and why (not "a positive integer (>= 1)")."""
+    with pytest.raises(ValueError, match=r"^d must be a positive integer \(>= 2: k\* and v\* must be orthogonal"):
+        SLRTask(d=d, L=3)
+
+
 @pytest.fixture(scope="module")
 def setup():
     task = SLRTask(d=4, L=3, gamma=0.7, eps=0.1)
@@ -98,6 +105,30 @@ def test_population_risk_bad_inputs(setup):
     for changes, name in cases:
         with pytest.raises(ValueError, match=rf"\b{name}\b"):
             call(**changes)
+
+
+def test_population_risk_batch_shapes_must_broadcast(setup):
+    """k of shape (3, d) against v of shape (4, d): a ValueError naming both and their batch shapes
+    (JAX alone raises a TypeError about `mul`); shapes that broadcast give the broadcast shape."""
+    task, ks, vs = setup
+    k3, v4 = jnp.tile(ks, (3, 1)), jnp.tile(vs, (4, 1))
+    with pytest.raises(ValueError, match=r"k \(3,\), v \(4,\), lam \(\) do not broadcast"):
+        population_risk(k3, v4, ks, vs, 0.5, task)
+    with pytest.raises(ValueError, match=r"k \(3,\), v \(\), lam \(2,\) do not broadcast"):
+        population_risk(k3, vs, ks, vs, jnp.array([0.1, 0.2]), task)
+    assert population_risk(k3[:, None], v4[None], ks, vs, 0.5, task).shape == (3, 4)
+    assert population_risk(k3, vs, ks, vs, jnp.array([[0.1], [0.2]]), task).shape == (2, 3)
+
+
+@pytest.mark.parametrize("shape", [(), (10, 3, 4), (10, 2, 2)])
+def test_monte_carlo_risk_rejects_predictions_not_b_or_b_m(setup, shape):
+    """A predictor returning X itself, (b, L, d), or a scalar, is refused with its shape named."""
+    task, ks, vs = setup
+    predict = lambda X: jnp.zeros(shape)  # noqa: E731
+    with pytest.raises(ValueError, match=rf"predict must return an array of shape \(b,\) or \(b, m\).*got shape"):
+        monte_carlo_risk(predict, task, ks, vs, jax.random.key(0), n_samples=10)
+    est = monte_carlo_risk(lambda X: jnp.zeros((X.shape[0], 2)), task, ks, vs, jax.random.key(0), n_samples=10)
+    assert np.shape(est.mean) == (2,)
 
 
 def test_other_functions_bad_inputs(setup):
@@ -150,3 +181,30 @@ def test_slider_bad_inputs():
         Slider("not an identifier", (1, 2))
     with pytest.raises(ValueError, match=r"\bframes\b"):
         slider_figure(lambda a, b: None, Slider("a", tuple(range(30))), Slider("b", tuple(range(30))))
+
+
+def test_checked_runs_the_value_checks_under_jit(setup):
+    """Under jax.jit the values are unknown and the checks skipped (the unwrapped function computes
+    silently); wrapped by slrlib.checked, the compiled program raises at run time, naming the parameter."""
+    import slrlib
+
+    task, ks, vs = setup
+    plain = jax.jit(oracle_risk, static_argnums=1)
+    assert np.isfinite(float(plain(-0.5, task)))  # the documented gap: no check under tracing
+    risk = jax.jit(slrlib.checked(oracle_risk), static_argnums=1)
+    np.testing.assert_allclose(float(risk(0.3, task)), float(oracle_risk(0.3, task)), rtol=1e-12)
+    for bad, expected in ((-0.5, r"lam must be >= 0"), (nan, r"lam must be finite")):
+        with pytest.raises(jax.errors.JaxRuntimeError, match=expected):
+            jax.block_until_ready(risk(bad, task))
+    pop = jax.jit(slrlib.checked(population_risk), static_argnums=5)
+    np.testing.assert_allclose(float(pop(ks, vs, ks, vs, 0.3, task)), float(oracle_risk(0.3, task)), rtol=1e-12)
+    with pytest.raises(jax.errors.JaxRuntimeError, match=r"k must have unit Euclidean norm"):
+        jax.block_until_ready(pop(2 * ks, vs, ks, vs, 0.3, task))
+    with pytest.raises(jax.errors.JaxRuntimeError, match=r"k_star must be orthogonal to v_star"):
+        jax.block_until_ready(pop(ks, vs, ks, ks, 0.3, task))
+    attend = jax.jit(slrlib.checked(erf_attention))
+    X, _, _ = task.sample(jax.random.key(1), 4, ks, vs)
+    with pytest.raises(jax.errors.JaxRuntimeError, match=r"lam must be finite and >= 0"):
+        jax.block_until_ready(attend(X, ks, vs, -1.0))
+    with pytest.raises(ValueError, match=r"^fn must be callable"):
+        slrlib.checked(3)

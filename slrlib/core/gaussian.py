@@ -260,6 +260,8 @@ def zeta(t: ArrayLike, s: ArrayLike) -> jax.Array:
     ------
     ValueError
         When ``t`` or ``s`` is not a finite real array, or ``s`` has a negative entry.
+        Values are checked when concrete; under ``jax.jit`` (or ``vmap``, ``grad``) only shapes are,
+        unless the call is wrapped in :func:`slrlib.validation.checked`.
     """
     t = as_float_array(t, "t")
     s = as_float_array(s, "s")

@@ -81,9 +81,7 @@ def canonical_directions(d: int) -> tuple[jax.Array, jax.Array]:
     ValueError
         When ``d`` is not an integer ``>= 2``.
     """
-    d = check_positive_int(d, "d")
-    if d < 2:
-        raise ValueError(f"d must be >= 2, got {d}")
+    d = check_positive_int(d, "d", minimum=2, why="two orthogonal unit vectors")
     eye = jnp.eye(d)
     return eye[0], eye[1]
 
@@ -213,9 +211,7 @@ def vectors_with_overlaps(kappa: ArrayLike, nu: ArrayLike, theta: ArrayLike, eta
     ValueError
         When ``d < 4``, or no pair of unit vectors has these overlaps (see :func:`overlap_coordinates`).
     """
-    d = check_positive_int(d, "d")
-    if d < 4:
-        raise ValueError(f"d must be >= 4 (k*, v* and two more directions), got {d}")
+    d = check_positive_int(d, "d", minimum=4, why="k*, v* and two more directions")
     k4, v4 = overlap_coordinates(kappa, nu, theta, eta, rho, tol=tol)
     k4, v4 = k4.reshape(-1, 4), v4.reshape(-1, 4)
     k = np.zeros((k4.shape[0], d))
@@ -326,6 +322,8 @@ def uniform_directions(key: jax.Array, d: int, shape: Sequence[int] = ()) -> tup
     ValueError
         When ``key`` is not a ``jax.random`` key, ``d`` is not a positive integer, or ``shape`` is
         not a tuple of positive integers.
+        Values are checked when concrete; under ``jax.jit`` (or ``vmap``, ``grad``) only shapes are,
+        unless the call is wrapped in :func:`slrlib.validation.checked`.
     """
     key = check_key(key)
     d = check_positive_int(d, "d")
@@ -378,6 +376,8 @@ def manifold_directions(key: jax.Array, k_star: ArrayLike, v_star: ArrayLike,
     ValueError
         When ``key`` is not a ``jax.random`` key, the task directions violate Assumption 1, or
         ``shape`` is not a tuple of positive integers.
+        Values are checked when concrete; under ``jax.jit`` (or ``vmap``, ``grad``) only shapes are,
+        unless the call is wrapped in :func:`slrlib.validation.checked`.
     """
     key = check_key(key)
     k_star = jnp.asarray(k_star, dtype=float)

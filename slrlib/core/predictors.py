@@ -20,6 +20,7 @@ from slrlib.validation import (
     check_real_scalar,
     check_shape,
     check_unit_norm,
+    check_at_run_time,
     is_concrete,
 )
 from slrlib.core.task import SLRTask
@@ -61,6 +62,7 @@ def _direction(x, name, d):
 def _lam(lam):
     if is_concrete(lam):
         return check_real_scalar(lam, "lam", minimum=0.0)
+    check_at_run_time(~(jnp.isfinite(lam) & (lam >= 0)), lam, "lam must be finite and >= 0, got {value}")
     return lam
 
 
@@ -97,6 +99,8 @@ def hard_oracle(X: ArrayLike, k_star: ArrayLike, v_star: ArrayLike) -> jax.Array
     ValueError
         When ``X`` has fewer than two axes, or a direction has the wrong last axis, is not
         finite or is not of unit norm.
+        Values are checked when concrete; under ``jax.jit`` (or ``vmap``, ``grad``) only shapes are,
+        unless the call is wrapped in :func:`slrlib.validation.checked`.
     """
     X = _tokens(X)
     d = X.shape[-1]
@@ -138,6 +142,8 @@ def softmax_attention(X: ArrayLike, k: ArrayLike, v: ArrayLike, lam: ArrayLike) 
         When ``X`` has fewer than two axes, a direction has the wrong last axis, is not finite
         or is not of unit norm, or ``lam`` is not a real number ``>= 0``
         (checked on concrete values).
+        Values are checked when concrete; under ``jax.jit`` (or ``vmap``, ``grad``) only shapes are,
+        unless the call is wrapped in :func:`slrlib.validation.checked`.
     """
     X = _tokens(X)
     d = X.shape[-1]
@@ -178,6 +184,8 @@ def erf_attention(X: ArrayLike, k: ArrayLike, v: ArrayLike, lam: ArrayLike) -> j
         When ``X`` has fewer than two axes, a direction has the wrong last axis, is not finite
         or is not of unit norm, or ``lam`` is not a real number ``>= 0``
         (checked on concrete values).
+        Values are checked when concrete; under ``jax.jit`` (or ``vmap``, ``grad``) only shapes are,
+        unless the call is wrapped in :func:`slrlib.validation.checked`.
     """
     X = _tokens(X)
     d = X.shape[-1]
@@ -215,6 +223,8 @@ def multi_head_erf_attention(X: ArrayLike, K: ArrayLike, V: ArrayLike, lam: Arra
     ValueError
         When the shapes do not match (``K`` and ``V`` need the same number of heads ``H``), a
         direction is not finite or not of unit norm, or ``lam`` is not a real number ``>= 0``.
+        Values are checked when concrete; under ``jax.jit`` (or ``vmap``, ``grad``) only shapes are,
+        unless the call is wrapped in :func:`slrlib.validation.checked`.
     """
     X = _tokens(X)
     d = X.shape[-1]
@@ -250,6 +260,8 @@ def linear_predictor(X: ArrayLike, W: ArrayLike) -> jax.Array:
     ------
     ValueError
         When ``W`` does not have shape (L, d) or is not finite.
+        Values are checked when concrete; under ``jax.jit`` (or ``vmap``, ``grad``) only shapes are,
+        unless the call is wrapped in :func:`slrlib.validation.checked`.
     """
     X = _tokens(X)
     W = as_float_array(W, "W")
@@ -284,6 +296,8 @@ def best_linear_weights(task: SLRTask, v_star: ArrayLike) -> jax.Array:
     ------
     ValueError
         When ``task`` is not an :class:`SLRTask` or ``v_star`` is not a finite unit vector of shape (d,).
+        Values are checked when concrete; under ``jax.jit`` (or ``vmap``, ``grad``) only shapes are,
+        unless the call is wrapped in :func:`slrlib.validation.checked`.
     """
     if not isinstance(task, SLRTask):
         raise ValueError(f"task must be an SLRTask, got {type(task).__name__}")
@@ -381,6 +395,8 @@ def bayes_posterior(X: ArrayLike, k_star: ArrayLike, task: SLRTask) -> jax.Array
     ValueError
         When ``task`` is not an :class:`SLRTask`, ``X`` does not have shape (..., L, d), or
         ``k_star`` is not a finite unit vector.
+        Values are checked when concrete; under ``jax.jit`` (or ``vmap``, ``grad``) only shapes are,
+        unless the call is wrapped in :func:`slrlib.validation.checked`.
     """
     logits = bayes_scores(X, k_star, task)
     return jnp.exp(logits - logsumexp(logits, axis=-1, keepdims=True))
@@ -413,6 +429,8 @@ def bayes_predictor(X: ArrayLike, k_star: ArrayLike, v_star: ArrayLike, task: SL
     ------
     ValueError
         As :func:`bayes_posterior`, or when ``v_star`` is not a finite unit vector.
+        Values are checked when concrete; under ``jax.jit`` (or ``vmap``, ``grad``) only shapes are,
+        unless the call is wrapped in :func:`slrlib.validation.checked`.
     """
     X = _tokens(X)
     v_star = _direction(v_star, "v_star", X.shape[-1])

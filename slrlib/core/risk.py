@@ -24,6 +24,8 @@ from jax.typing import ArrayLike
 
 from slrlib.validation import (
     as_float_array,
+    check_at_run_time,
+    check_broadcast,
     check_finite,
     check_nonnegative,
     is_concrete,
@@ -148,6 +150,8 @@ def risk_from_overlaps(kappa: ArrayLike, nu: ArrayLike, theta: ArrayLike, eta: A
     ------
     ValueError
         When ``task`` is not an :class:`SLRTask`.
+        Values are checked when concrete; under ``jax.jit`` (or ``vmap``, ``grad``) only shapes are,
+        unless the call is wrapped in :func:`slrlib.validation.checked`.
     """
     task = check_task(task)
     return risk_kernel(kappa, nu, theta, eta, rho, lam, task.d, task.L, task.gamma, task.eps)
@@ -243,6 +247,8 @@ def population_risk(k: ArrayLike, v: ArrayLike, k_star: ArrayLike, v_star: Array
     ValueError
         When an argument is invalid: ``k`` or ``v`` not finite unit vectors of dimension ``d``,
         the task's directions violating Assumption 1, ``lam`` negative or not finite.
+        Values are checked when concrete; under ``jax.jit`` (or ``vmap``, ``grad``) only shapes are,
+        unless the call is wrapped in :func:`slrlib.validation.checked`.
 
     Notes
     -----
@@ -255,6 +261,7 @@ def population_risk(k: ArrayLike, v: ArrayLike, k_star: ArrayLike, v_star: Array
     v = task.check_parameter_vector(v, "v")
     k_star, v_star = check_directions(k_star, v_star, task.d)
     lam = _check_lam(lam)
+    check_broadcast(k=k.shape[:-1], v=v.shape[:-1], lam=jnp.shape(lam))
     return risk_from_overlaps(*overlaps(k, v, k_star, v_star), lam, task)
 
 
@@ -288,13 +295,17 @@ def manifold_risk(kappa: ArrayLike, nu: ArrayLike, lam: ArrayLike, task: SLRTask
     ValueError
         When ``kappa`` or ``nu`` is not finite or lies outside :math:`[-1, 1]`, or ``lam`` is
         negative or not finite.
+        Values are checked when concrete; under ``jax.jit`` (or ``vmap``, ``grad``) only shapes are,
+        unless the call is wrapped in :func:`slrlib.validation.checked`.
     """
     task = check_task(task)
     kappa = as_float_array(kappa, "kappa")
     nu = as_float_array(nu, "nu")
     for x, name in ((kappa, "kappa"), (nu, "nu")):
         check_finite(x, name)
-        if is_concrete(x) and not bool(jnp.all(jnp.abs(x) <= 1.0 + 1e-12)):
+        if not is_concrete(x):
+            check_at_run_time(~jnp.all(jnp.abs(x) <= 1.0 + 1e-12), x, f"{name} must lie in [-1, 1], got {{value}}")
+        elif not bool(jnp.all(jnp.abs(x) <= 1.0 + 1e-12)):
             raise ValueError(f"{name} must lie in [-1, 1], got {np.asarray(x)}")
     lam = _check_lam(lam)
     zero = jnp.zeros(())
@@ -328,6 +339,8 @@ def oracle_risk(lam: ArrayLike, task: SLRTask) -> jax.Array:
     ------
     ValueError
         When ``lam`` is negative or not finite, or ``task`` is not an :class:`SLRTask`.
+        Values are checked when concrete; under ``jax.jit`` (or ``vmap``, ``grad``) only shapes are,
+        unless the call is wrapped in :func:`slrlib.validation.checked`.
     """
     task = check_task(task)
     lam = _check_lam(lam)
@@ -370,6 +383,8 @@ def optimal_lambda(task: SLRTask, bounds: tuple[float, float] = (1e-6, 1e2),
     ------
     ValueError
         When ``bounds`` does not satisfy ``0 < lo < hi < inf``, or ``task`` is not an :class:`SLRTask`.
+        Values are checked when concrete; under ``jax.jit`` (or ``vmap``, ``grad``) only shapes are,
+        unless the call is wrapped in :func:`slrlib.validation.checked`.
 
     Notes
     -----
@@ -410,6 +425,8 @@ def null_risk(task: SLRTask) -> float:
     ------
     ValueError
         When ``task`` is not an :class:`SLRTask`.
+        Values are checked when concrete; under ``jax.jit`` (or ``vmap``, ``grad``) only shapes are,
+        unless the call is wrapped in :func:`slrlib.validation.checked`.
     """
     task = check_task(task)
     return task.gamma**2 + task.eps**2
@@ -441,6 +458,8 @@ def linear_risk(task: SLRTask) -> float:
     ------
     ValueError
         When ``task`` is not an :class:`SLRTask`.
+        Values are checked when concrete; under ``jax.jit`` (or ``vmap``, ``grad``) only shapes are,
+        unless the call is wrapped in :func:`slrlib.validation.checked`.
     """
     task = check_task(task)
     pi = np.asarray(task.pi, dtype=float)
@@ -497,6 +516,8 @@ def monte_carlo_risk(
     ValueError
         When ``predict`` is not callable or returns an array of the wrong shape or non-finite
         values, or another argument is invalid.
+        Values are checked when concrete; under ``jax.jit`` (or ``vmap``, ``grad``) only shapes are,
+        unless the call is wrapped in :func:`slrlib.validation.checked`.
     """
     task = check_task(task)
     if not callable(predict):
@@ -505,10 +526,10 @@ def monte_carlo_risk(
     def squared_error(sample):
         pred = jnp.asarray(predict(sample.X))
         n = sample.y.shape[0]
-        if pred.ndim == 0 or pred.shape[0] != n:
+        if pred.ndim not in (1, 2) or pred.shape[0] != n:
             raise ValueError(
-                f"predict must return an array of shape (b, ...) for X of shape {sample.X.shape}, "
-                f"got shape {pred.shape}"
+                f"predict must return an array of shape (b,) or (b, m) for X of shape {sample.X.shape} "
+                f"(b = {n}), got shape {pred.shape}"
             )
         if not bool(jnp.all(jnp.isfinite(pred))):
             raise ValueError("predict returned non-finite predictions (NaN or inf)")

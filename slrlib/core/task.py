@@ -114,6 +114,19 @@ def check_directions(k_star: ArrayLike, v_star: ArrayLike, d: int, *,
 class SLRTask:
     r"""Parameters of the single-location regression task SLR(k*, v*).
 
+    A sample is :math:`L` tokens :math:`X_1, \dots, X_L \in \mathbb R^d` and a label
+    :math:`Y`. The relevant position :math:`J_0 \sim \pi` (``probs``); given :math:`J_0`, the
+    tokens are independent,
+
+    .. math::
+
+        X_{J_0} \sim \mathcal N\big(\sqrt{d/2}\, k^\star,\ \gamma^2 I_d\big), \qquad
+        X_\ell \sim \mathcal N(0, I_d)\ (\ell \ne J_0), \qquad
+        Y = X_{J_0}^\top v^\star + \xi,
+
+    with :math:`\xi \sim \mathcal N(0, \varepsilon^2)` independent of the rest and
+    :math:`k^\star \perp v^\star` unit vectors (Section 2 and Assumption 1 of the paper).
+
     Immutable and hashable (so it can be a static argument of ``jax.jit``). The oracle
     directions are not part of the task: draw them with :meth:`oracle_directions` and pass
     them explicitly, as the risk functions do.
@@ -146,9 +159,7 @@ class SLRTask:
     probs: tuple[float, ...] | None = field(default=None)
 
     def __post_init__(self):
-        d = check_positive_int(self.d, "d")
-        if d < 2:
-            raise ValueError(f"d must be >= 2 (k* and v* must be orthogonal unit vectors), got {d}")
+        d = check_positive_int(self.d, "d", minimum=2, why="k* and v* must be orthogonal unit vectors")
         L = check_positive_int(self.L, "L")
         gamma = check_real_scalar(self.gamma, "gamma", minimum=0.0, strict=True)
         eps = check_real_scalar(self.eps, "eps", minimum=0.0)
@@ -451,9 +462,7 @@ class MultiLocationTask:
     eps: float = 0.0
 
     def __post_init__(self):
-        d = check_positive_int(self.d, "d")
-        if d < 2:
-            raise ValueError(f"d must be >= 2 (k* and v* must be orthogonal unit vectors), got {d}")
+        d = check_positive_int(self.d, "d", minimum=2, why="k* and v* must be orthogonal unit vectors")
         L = check_positive_int(self.L, "L")
         M = check_positive_int(self.M, "M")
         if M > L:

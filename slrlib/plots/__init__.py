@@ -7,4 +7,8 @@ shared colours and axis helpers; the chapters' own figures are drawn by :mod:`sl
 
 from __future__ import annotations
 
+from slrlib.extras import require
+
+require("matplotlib", "slrlib.plots")  # the "plots" extra: say so before any plot module fails on it
+
 __all__: list[str] = []

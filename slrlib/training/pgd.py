@@ -187,6 +187,26 @@ class PGDResult(NamedTuple):
     eta, rho``, the ``risk`` :math:`\mathcal R_{\lambda_t}(k_t, v_t)` and the ``distance`` to
     :math:`\mathcal M` have shape ``(*batch, n_log)``: last axis = logged steps. ``k``, ``v``
     are the final iterates, shape ``(*batch, d)``.
+
+    Notes
+    -----
+    *Two oracles.* erf is odd, so :math:`(k, v)` and :math:`(-k, -v)` give the same predictor
+    and the same risk: a run that ends at :math:`\kappa = \nu = -1` has recovered the oracle
+    as well as one at :math:`\kappa = \nu = 1` (Theorem 5 allows either limit; the book's
+    chapter 7).
+
+    *The swapped point.* Started off the manifold (``uniform_directions``), a run can end with
+    the roles exchanged: :math:`k \approx \pm v^\star` and :math:`v` turned towards
+    :math:`k^\star`, so :math:`\kappa \approx \nu \approx 0` while :math:`|\eta| \approx 1`.
+    It is a critical point of the population risk whose risk is close to the oracle's at small
+    :math:`\lambda`, below it at some parameters (the proposition "the swapped critical point"
+    and Figure 7(b), chapter 8 of the book).
+
+    *Testing recovery.* :func:`slrlib.experiments.descent.recovered` (also
+    ``slrlib.experiments.recovered``) says which runs end with :math:`|\kappa| > 1 - \text{tol}`
+    and :math:`|\nu| > 1 - \text{tol}` at the last logged step (``result.kappa[..., -1]``,
+    ``result.nu[..., -1]``); the sign of :math:`\kappa\nu` (positive at both oracles) tells
+    them from a run that found :math:`k^\star` with the wrong sign of :math:`v^\star`.
     """
 
     steps: np.ndarray
@@ -451,6 +471,8 @@ def pgd(
     ValueError
         When an argument is invalid (e.g. ``log_every`` not dividing ``n_steps``, leading axes
         that do not broadcast, directions that are not unit vectors).
+        Values are checked when concrete; under ``jax.jit`` (or ``vmap``, ``grad``) only shapes are,
+        unless the call is wrapped in :func:`slrlib.validation.checked`.
     FloatingPointError
         When the iteration produces non-finite values (``alpha`` too large).
 

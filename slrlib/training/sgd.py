@@ -118,6 +118,17 @@ class SGDResult(NamedTuple):
     ``nu = <v_h, v_m*>``, ``theta = <v_h, k_m*>``, ``eta = <k_h, v_m*>``; ``rho`` (runs, H, logs)
     is :math:`\langle k_h, v_h\rangle`. ``test_risk`` (runs, logs) is the batch loss on a held-out
     set, at the :math:`\lambda_t` of the step; ``K, V`` (runs, H, d) are the final directions.
+
+    Notes
+    -----
+    As for :class:`slrlib.training.pgd.PGDResult`: each head's :math:`(k_h, v_h)` and
+    :math:`(-k_h, -v_h)` are the same predictor, so recovery reads :math:`|\kappa|` and
+    :math:`|\nu|` at the last logged step (``kappa[..., -1]``) with :math:`\kappa\nu > 0`;
+    with several heads or locations, head :math:`h` has found location :math:`m` when
+    ``abs(kappa[r, h, m, -1])`` and ``abs(nu[r, h, m, -1])`` are near 1. A run started off the
+    manifold can end near the swapped point (:math:`|\eta| \approx 1`, :math:`\kappa \approx
+    \nu \approx 0`), a critical point whose risk is close to the oracle's at small
+    :math:`\lambda` (chapter 8 of the book).
     """
 
     steps: np.ndarray
@@ -614,6 +625,8 @@ def sgd(
         When ``task`` is neither an :class:`SLRTask` nor a :class:`MultiLocationTask`, a shape is
         wrong, ``log_every`` does not divide ``n_steps``, ``attention`` is not one of
         :data:`ATTENTIONS`, or another argument is invalid.
+        Values are checked when concrete; under ``jax.jit`` (or ``vmap``, ``grad``) only shapes are,
+        unless the call is wrapped in :func:`slrlib.validation.checked`.
     """
     key = check_key(key)
     attention = _check_attention(attention)

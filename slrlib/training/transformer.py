@@ -69,6 +69,7 @@ from slrlib.validation import (
     check_real_scalar,
 )
 from slrlib.core.task import MultiLocationTask, SLRTask
+from slrlib.extras import require
 
 __all__ = [
     "LN_EPS",
@@ -875,7 +876,7 @@ def _run_one(config: TransformerConfig, key):
     K_star, V_star = _oracle(task, star_key)
     params = _init_params(init_key, config.d, config.n_heads, config.r, config.m, config.zero_init)
     X_test, y_test, _ = _sample32(test_key, config.test_size, task, K_star, V_star)
-    import optax  # only training needs it (the "optim" extra of pyproject.toml)
+    optax = require("optax", "train_transformer")  # only training needs it: the "optim" extra
 
     names = trainable_names(config.n_heads)
     trained, frozen = _split(params, names)

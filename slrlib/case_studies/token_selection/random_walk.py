@@ -67,8 +67,11 @@ from typing import Iterable, Literal
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 from jax.typing import ArrayLike
+
+from slrlib.extras import require
+
+optax = require("optax", "slrlib.case_studies.token_selection.random_walk")  # the "case-studies" extra
 
 from slrlib.validation import (
     as_float_array,

@@ -1,0 +1,121 @@
+"""slrlib alone: a fresh virtual environment, the wheel with no extras, the core at work.
+
+`make test` runs this as its stage "package" (``SLR_INSTALL_TEST=1``); elsewhere it is skipped,
+for it installs NumPy, SciPy and JAX into a new environment (from pip's cache when it has them,
+else from the package registry). The versions are those of ``requirements.lock`` (as constraints).
+
+What it shows:
+
+* ``pip install slrlib-*.whl`` installs the four core dependencies and nothing of the extras;
+* the core computes: Theorem 1 and Proposition 15 agree at the oracle, Monte Carlo agrees with
+  them within its standard error, a short PGD run lowers the risk;
+* nothing of that imports matplotlib, ipywidgets, IPython, scikit-learn, optax, torch or Pillow;
+* ``import slrlib.plots`` (and ``slrlib.widgets``, ``python -m slrlib figure``) fails with a
+  message that names the extra to install.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+OPTIONAL = ["matplotlib", "ipywidgets", "IPython", "sklearn", "optax", "torch", "PIL"]
+
+pytestmark = pytest.mark.skipif(os.environ.get("SLR_INSTALL_TEST") != "1",
+                                reason="installs a fresh environment: run by `make test` (SLR_INSTALL_TEST=1)")
+
+SCRIPT = textwrap.dedent("""
+    import json, sys
+    import jax
+    from slrlib import (SLRTask, erf_attention, manifold_directions, monte_carlo_risk, oracle_risk, pgd,
+                        population_risk)
+
+    task = SLRTask(d=20, L=5)
+    ks, vs = task.oracle_directions(jax.random.key(0))
+    lam = 0.3
+    out = {"theorem1": float(oracle_risk(lam, task)),
+           "prop15": float(population_risk(ks, vs, ks, vs, lam, task))}
+    est = monte_carlo_risk(lambda X: erf_attention(X, ks, vs, lam), task, ks, vs, jax.random.key(1), n_samples=20_000)
+    out["mc_mean"], out["mc_stderr"] = float(est.mean), float(est.stderr)
+    k0, v0 = manifold_directions(jax.random.key(2), ks, vs, (3,))
+    res = pgd(k0, v0, ks, vs, task, lam=lam, alpha=0.05, n_steps=200, log_every=200)
+    out["pgd_risk"] = [[float(r) for r in run] for run in res.risk]
+    out["loaded"] = sorted({m.split(".")[0] for m in sys.modules} & set(json.loads(sys.argv[1])))
+    errors = {}
+    for module in ("slrlib.plots", "slrlib.widgets", "slrlib.figures"):
+        try:
+            __import__(module)
+            errors[module] = None
+        except ModuleNotFoundError as err:
+            errors[module] = str(err)
+    out["errors"] = errors
+    print("RESULT" + json.dumps(out))
+""")
+
+
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory):
+    """(python of a fresh venv with the wheel installed, the names pip installed there)."""
+    tmp = tmp_path_factory.mktemp("fresh")
+    # The wheel, built from a copy of what it packages (setuptools writes build/ beside the sources).
+    source = tmp / "source"
+    shutil.copytree(ROOT / "slrlib", source / "slrlib", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
+                    str(tmp / "dist"), str(source)], check=True, capture_output=True, text=True)
+    (wheel,) = (tmp / "dist").glob("slrlib-*.whl")
+    subprocess.run([sys.executable, "-m", "venv", str(tmp / "venv")], check=True)
+    python = tmp / "venv" / "bin" / "python"
+    install = subprocess.run([str(python), "-m", "pip", "install", "--disable-pip-version-check", "-q",
+                              "-c", str(ROOT / "requirements.lock"), str(wheel)], capture_output=True, text=True)
+    assert install.returncode == 0, install.stderr[-3000:]
+    listed = subprocess.run([str(python), "-m", "pip", "list", "--format=json"], check=True, capture_output=True,
+                            text=True)
+    return python, {p["name"].lower() for p in json.loads(listed.stdout)}
+
+
+def _run(python: Path) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "JAX_COMPILATION_CACHE_DIR")}
+    proc = subprocess.run([str(python), "-c", SCRIPT, json.dumps(OPTIONAL)], cwd=python.parents[2], env=env,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT")][-1]
+    return json.loads(line[len("RESULT"):])
+
+
+def test_the_wheel_installs_the_core_dependencies_only(fresh):
+    _, installed = fresh
+    assert {"slrlib", "numpy", "scipy", "jax", "jaxlib"} <= installed
+    extras = {"matplotlib", "pillow", "ipywidgets", "ipython", "scikit-learn", "optax", "torch", "transformers"}
+    assert installed & extras == set(), installed & extras
+
+
+def test_the_core_computes_without_the_extras(fresh):
+    python, _ = fresh
+    out = _run(python)
+    # Theorem 1 and Proposition 15 at the oracle: two derivations of one number (float64).
+    assert abs(out["theorem1"] - out["prop15"]) <= 1e-12 * out["theorem1"]
+    # Monte Carlo of the oracle predictor on 20 000 sequences: within 5 standard errors.
+    assert abs(out["mc_mean"] - out["theorem1"]) <= 5 * out["mc_stderr"], out
+    # 200 PGD steps from the manifold lower each run's risk.
+    assert all(run[-1] < run[0] for run in out["pgd_risk"]), out["pgd_risk"]
+    assert out["loaded"] == [], f"the core imported {out['loaded']}"
+    # What needs an extra says which.
+    assert 'pip install "slrlib[plots]"' in out["errors"]["slrlib.plots"], out["errors"]
+    assert "slrlib[plots]" in out["errors"]["slrlib.widgets"] and "slrlib[plots]" in out["errors"]["slrlib.figures"]
+
+
+def test_the_figure_command_names_its_extra(fresh):
+    python, _ = fresh
+    proc = subprocess.run([str(python), "-m", "slrlib", "figure", "--list"], cwd=python.parents[2],
+                          capture_output=True, text=True)
+    assert proc.returncode != 0 and 'pip install "slrlib[plots]"' in proc.stderr, proc.stderr[-2000:]
