@@ -75,7 +75,7 @@ def test_vectors_with_overlaps_rejects_impossible_overlaps():
         vectors_with_overlaps(0.9, 0.5, 0.0, 0.9, 0.0, d=6)
     with pytest.raises(ValueError, match="unit vectors"):
         vectors_with_overlaps(0.0, 0.9, 0.5, 0.0, 0.9, d=6)
-    with pytest.raises(ValueError, match="d must be >= 4"):
+    with pytest.raises(ValueError, match=r"d must be a positive integer \(>= 4: k\*, v\* and two more"):
         vectors_with_overlaps(0.1, 0.1, 0.1, 0.1, 0.1, d=3)
     with pytest.raises(ValueError, match="rho must be finite"):
         vectors_with_overlaps(0.1, 0.1, 0.1, 0.1, np.nan, d=6)
