@@ -13,7 +13,7 @@ import pytest
 
 from layout import MIN_CONTENT_SHARE, OVERFLOWING_TABLES
 from sitepaths import SCREENSHOTS, SITE, html_pages
-from visits import MATH_CHAPTER, SLIDER_CHAPTERS, visit, wait_for_typesetting, watch
+from visits import MATH_CHAPTER, SLIDER_CHAPTERS, open_committed, visit, wait_for_typesetting, watch
 
 PAGES = html_pages()
 #: The chapters are opened, watched and photographed once each by visits.py (at two sizes); here the
@@ -25,14 +25,6 @@ OTHER_RELS = [str(p.relative_to(SITE)) for p in OTHER_PAGES]
 #: ahead, 33 s with none).
 AHEAD = 2
 _OPENING: dict[str, tuple] = {}
-
-
-def _open_ahead(context, rel: str):
-    """A new page navigating to ``rel`` (returns once the navigation is committed), and its error list."""
-    page = context.new_page()
-    errors = watch(page)
-    page.goto((SITE / rel).as_uri(), wait_until="commit")
-    return page, errors
 
 
 def open_page(context, path: str):
@@ -52,11 +44,11 @@ def shot_name(rel: str) -> str:
 @pytest.mark.skipif(not PAGES, reason=f"{SITE} has no built book: run `make book` first")
 @pytest.mark.parametrize("rel", OTHER_RELS)
 def test_page_loads_without_errors(browser_context, rel):
-    page, errors = _OPENING.pop(rel, None) or _open_ahead(browser_context, rel)
+    page, errors = _OPENING.pop(rel, None) or open_committed(browser_context, rel)
     i = OTHER_RELS.index(rel)
     for later in OTHER_RELS[i + 1:i + 1 + AHEAD]:
         if later not in _OPENING:
-            _OPENING[later] = _open_ahead(browser_context, later)
+            _OPENING[later] = open_committed(browser_context, later)
     try:
         page.wait_for_load_state("load")
         wait_for_typesetting(page)

@@ -32,6 +32,8 @@ LOCAL_SCHEMES = ("file:", "data:", "blob:", "about:", "chrome-error:")
 #: How many times slr-book.js has marked the equations that scroll (once typeset, then 100 ms after
 #: the last resize event); 0 before the first, and on a page with no display equation.
 MARKED = "() => Number(document.documentElement.getAttribute('data-slr-marked') || 0)"
+#: Is the dialog with this id open and shown?
+DIALOG_OPEN = "id => { const d = document.getElementById(id); return !!d && d.open && d.checkVisibility(); }"
 
 #: Pages opened ahead of their visit: Chromium loads and typesets the next chapter while the
 #: current one is measured (two renderers on two cores).
@@ -120,8 +122,7 @@ def _fold(page) -> dict:
     summary.click()  # folded again; then a link to the verdict (slr-book.js: on hashchange)
     out["hidden_again"] = not verdict.is_visible()
     page.evaluate("id => { window.location.hash = id; }", out["anchor"])
-    page.wait_for_function("id => document.getElementById(id).checkVisibility()", arg=out["anchor"], timeout=5_000)
-    out["shown_by_link"] = page.locator(f"#{out['anchor']}").is_visible()
+    out["shown_by_link"] = _shown_within(page, "id => document.getElementById(id).checkVisibility()", out["anchor"])
     page.evaluate("() => { document.querySelectorAll('article details.slr-checks').forEach(d => { d.open = false; });"
                   " history.replaceState(null, '', location.pathname); }")
     return out
@@ -134,9 +135,10 @@ def _menu(page) -> dict:
     if not toggles:
         return out
     toggles[0].click()
+    out["open"] = _shown_within(page, DIALOG_OPEN, "pst-primary-sidebar-modal")
+    if not out["open"]:
+        return out
     dialog = page.locator("#pst-primary-sidebar-modal")
-    dialog.wait_for(state="visible", timeout=5_000)
-    out["open"] = page.evaluate("document.getElementById('pst-primary-sidebar-modal').open")
     out["links"] = dialog.locator("a.reference.internal").all_inner_texts()
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / "phone_menu.png"))
@@ -145,21 +147,32 @@ def _menu(page) -> dict:
     out["contents"] = len(contents)
     if contents:
         contents[0].click()
-        secondary = page.locator("#pst-secondary-sidebar-modal")
-        secondary.wait_for(state="visible", timeout=5_000)
-        out["contents_open"] = secondary.is_visible()
+        out["contents_open"] = _shown_within(page, DIALOG_OPEN, "pst-secondary-sidebar-modal")
         page.keyboard.press("Escape")
-        secondary.wait_for(state="hidden", timeout=5_000)
+        page.locator("#pst-secondary-sidebar-modal").wait_for(state="hidden", timeout=5_000)
     return out
 
 
-def _open(context, rel: str):
-    """A new page at the phone's viewport, navigating to ``rel`` (returns once the navigation is committed)."""
+def open_committed(context, rel: str, viewport: dict | None = None):
+    """A new page (at ``viewport``, else the context's) navigating to ``rel``, and the list of its errors
+    (:func:`watch`); returns once the navigation is committed, so that Chromium loads the page meanwhile."""
     page = context.new_page()
     errors = watch(page)
-    page.set_viewport_size(PHONE)
+    if viewport is not None:
+        page.set_viewport_size(viewport)
     page.goto((SITE / rel).as_uri(), wait_until="commit")
     return page, errors
+
+
+def _shown_within(page, expression: str, arg, timeout_ms: int = 5_000) -> bool:
+    """Whether ``expression(arg)`` becomes true within ``timeout_ms`` (a finding, not an exception)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function(expression, arg=arg, timeout=timeout_ms)
+        return True
+    except PlaywrightTimeout:
+        return False
 
 
 def _visit_order() -> list[str]:
@@ -173,9 +186,9 @@ def visit(context, rel: str) -> dict:
     """The measurements of one chapter page (opened on the first call; later calls read the report)."""
     if rel in _REPORTS:
         return _REPORTS[rel]
-    page, errors = _OPENING.pop(rel, None) or _open(context, rel)
+    page, errors = _OPENING.pop(rel, None) or open_committed(context, rel, PHONE)
     for later in [r for r in _visit_order() if r != rel and r not in _REPORTS and r not in _OPENING][:AHEAD]:
-        _OPENING[later] = _open(context, later)
+        _OPENING[later] = open_committed(context, later, PHONE)
     try:
         page.wait_for_load_state("load")
         wait_for_typesetting(page)
