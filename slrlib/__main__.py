@@ -14,6 +14,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     fig.add_argument("names", nargs="*", metavar="NAME", help="figure names (see --list), or 'all'")
     fig.add_argument("--out", default="figures", help="output directory (default: ./figures)")
     fig.add_argument("--list", action="store_true", help="list the figure names and exit")
+    fig.add_argument("--bench", default="_build/bench.json",
+                     help="with --list: also show the warm seconds that this `make bench` file records "
+                          "(default: _build/bench.json, when it exists)")
     fig.add_argument("--dpi", type=int, default=200, help="PNG resolution (default: 200, as the book shows it)")
     args = parser.parse_args(argv)
 
@@ -24,9 +27,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import slrlib.book.figures  # noqa: F401  (registers the chapters' own figures)
 
     if args.list:
-        for name in figures.names():
-            spec = figures.get(name)
-            print(f"{name:<14} chapter {spec.chapter:<3} {spec.title}")
+        _print_list(figures, args.bench)
         return 0
     if not args.names:
         parser.error("figure: give at least one NAME, 'all', or --list")
@@ -39,6 +40,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         paths = ", ".join(str(p) for p in info["paths"])
         print(f"{name}: computed in {info['compute_seconds']:.1f} s, wrote {paths}")
     return 0
+
+
+def _print_list(figures, bench_path: str) -> None:
+    """Each figure's name, chapter, cost and title; the warm seconds of the last bench where it has them."""
+    import json
+    from pathlib import Path
+
+    recorded = figures.recorded_costs()
+    machine = recorded.get("machine", {})
+    bench = Path(bench_path)
+    warm = {}
+    if bench.is_file():
+        warm = {k: v["seconds"] for k, v in json.loads(bench.read_text()).items()
+                if isinstance(v, dict) and "seconds" in v}
+    print(f"cost: seconds that `python -m slrlib figure NAME` took in a fresh process, nothing cached, on "
+          f"{machine.get('cpu', '?')} ({machine.get('cores', '?')} cores, {machine.get('date', '?')}); "
+          "yours may be slower")
+    if warm:
+        print(f"warm: the median warm compute time in {bench}")
+    print(f"{'name':<24} {'ch':>2}  {'cost':<18}" + (f" {'warm':>7}" if warm else "") + "  title")
+    for name in figures.names():
+        spec = figures.get(name)
+        seconds, label = figures.cost(name)
+        text = label if seconds is None else f"{seconds:5.0f} s ({label})"
+        extra = (f" {warm[name]:6.1f}s" if name in warm else f" {'':>7}") if warm else ""
+        print(f"{name:<24} {spec.chapter:>2}  {text:<18}{extra}  {spec.title}")
 
 
 if __name__ == "__main__":

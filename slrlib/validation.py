@@ -41,6 +41,7 @@ __all__ = [
     "check_unit_norm",
     "check_orthogonal",
     "check_key",
+    "numpy_record",
 ]
 
 #: Tolerance on unit norms (task directions, PGD iterates).
@@ -468,3 +469,24 @@ def check_key(key: object, name: str = "key") -> jax.Array:
         f"{name} must be a jax.random key (jax.random.key(seed) or PRNGKey(seed)), "
         f"got dtype {key.dtype} and shape {key.shape}"
     )
+
+
+def numpy_record(record: tuple) -> tuple:
+    """``record`` (a NamedTuple) with every JAX array field turned into a NumPy array.
+
+    The library's convention for what leaves it (ARCHITECTURE.md, "Return types"): the traceable
+    formulas return JAX arrays, so that they compose with ``jax.jit``, ``grad`` and ``vmap``; the
+    drivers that run a computation to its end (PGD, SGD, the experiments) return records of NumPy
+    arrays and Python scalars, which print, pickle and compare like any NumPy data.
+
+    Parameters
+    ----------
+    record : NamedTuple
+        The result record.
+
+    Returns
+    -------
+    NamedTuple
+        The same type, with ``numpy.asarray`` of each ``jax.Array`` field (other fields kept).
+    """
+    return type(record)(*(np.asarray(field) if isinstance(field, jax.Array) else field for field in record))

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     import ipywidgets
     from matplotlib.figure import Figure
 
+from slrlib.extras import require
 from slrlib.plots.style import CSS_DPI, PIXEL_RATIO, legible
 
 __all__ = ["Slider", "SliderFigure", "slider_figure", "format_value"]
@@ -297,10 +298,16 @@ class SliderFigure:
         -------
         ipywidgets.VBox
             The sliders above the output area, in which the kernel redraws the figure.
+
+        Raises
+        ------
+        ModuleNotFoundError
+            Without ipywidgets or IPython: the message names ``pip install "slrlib[widgets]"``.
         """
-        import ipywidgets as widgets
         import matplotlib.pyplot as plt
-        from IPython.display import display
+
+        widgets = require("ipywidgets", "SliderFigure.widget (live sliders)")
+        display = require("IPython.display", "SliderFigure.widget (live sliders)").display
 
         controls = {
             s.name: widgets.SelectionSlider(
@@ -329,7 +336,7 @@ class SliderFigure:
         bundle = {"text/html": self.static_html(), "text/plain": repr(self)}
         try:
             live = self.widget()
-        except ImportError:  # pragma: no cover - ipywidgets is a dependency
+        except ImportError:  # without the extra "widgets": the static sliders only
             return bundle
         self._live = live  # keep the widget (and its comm) alive with this object
         live_bundle = live._repr_mimebundle_() or {}

@@ -27,7 +27,7 @@ LAYERS = {
     "plots": {"validation", "core", "training", "experiments", "case_studies", "extras"},
     "figures": {"validation", "core", "training", "experiments", "plots", "case_studies"},
     "case_studies": {"validation", "extras"},
-    "widgets": {"plots"},  # the book's figure sizes and legibility (slrlib.plots.style)
+    "widgets": {"plots", "extras"},  # the book's figure sizes and legibility (slrlib.plots.style)
     "verify": set(),
     "book": {"validation", "core", "training", "experiments", "plots", "figures", "case_studies", "widgets",
              "verify"},

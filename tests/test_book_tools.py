@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
 
+import pytest  # noqa: E402
 from docutils import nodes  # noqa: E402
 
 import chapter_guide  # noqa: E402
@@ -115,3 +117,64 @@ def test_stage_table_totals_and_flags(tmp_path):
     assert lines[2].split() == ["install", "100"]
     assert lines[3].endswith("OVER") and "FAILED (exit 2)" in lines[4]
     assert lines[5].split()[:3] == ["total", "630", "2100"] and "OVER" not in lines[5]
+
+
+def _parent_of(child_code: str) -> subprocess.Popen:
+    """A process whose one child runs ``child_code`` (the watchdog watches a process's descendants)."""
+    parent = f"import subprocess, sys; subprocess.run([sys.executable, '-c', {child_code!r}])"
+    return subprocess.Popen([sys.executable, "-c", parent])
+
+
+def test_stall_watchdog_kills_a_kernel_that_uses_no_cpu_and_writes_its_stacks(tmp_path):
+    parent = _parent_of("import time; time.sleep(60)")
+    dump = tmp_path / "hang.txt"
+    watchdog = execute_chapters.StallWatchdog(parent.pid, window=1.0, min_cpu=0.2, poll=0.1, dump_to=dump)
+    watchdog.start()
+    try:
+        assert parent.wait(timeout=45) == 0  # its sleeping child was killed long before 60 s
+    finally:
+        parent.kill()
+    watchdog.stop()
+    assert watchdog.stalled
+    header = dump.read_text().splitlines()[0]
+    assert " s of CPU in " in header and float(header.split()[0]) < 0.2
+
+
+def test_stall_watchdog_leaves_a_computing_kernel_alone():
+    parent = _parent_of("import time\nend = time.monotonic() + 3\nwhile time.monotonic() < end: pass")
+    watchdog = execute_chapters.StallWatchdog(parent.pid, window=1.0, min_cpu=0.05, poll=0.1)
+    watchdog.start()
+    assert parent.wait(timeout=30) == 0
+    watchdog.stop()
+    assert not watchdog.stalled
+
+
+def test_stall_watchdog_rejects_a_window_that_cannot_measure():
+    with pytest.raises(ValueError, match="window"):
+        execute_chapters.StallWatchdog(1, window=0.0)
+
+
+def test_a_chapter_whose_kernel_hangs_is_killed_and_executed_again(tmp_path, monkeypatch):
+    """_execute end to end on a two-cell chapter whose first run sleeps (no CPU) and whose second runs
+    through: the watchdog kills the first kernel, the chapter is executed again, cached, and said so."""
+    flag = tmp_path / "first-run-done"
+    chapter = tmp_path / "hangs_once.md"
+    chapter.write_text(
+        "---\njupytext:\n  text_representation:\n    format_name: myst\nkernelspec:\n  name: python3\n"
+        "  display_name: Python 3\n---\n\n# A chapter\n\n```{code-cell} ipython3\nimport pathlib, time\n"
+        f"flag = pathlib.Path({str(flag)!r})\n"
+        "if not flag.exists():\n    flag.touch()\n    time.sleep(600)\n```\n\n"
+        "```{code-cell} ipython3\nprint('done')\n```\n", encoding="utf-8")
+    monkeypatch.setattr(execute_chapters, "STALL_SECONDS", 3.0)
+    monkeypatch.setattr(execute_chapters, "STALL_POLL", 0.25)
+    monkeypatch.setattr(execute_chapters, "NATIVE_STACKS", False)  # gdb is tested above
+    monkeypatch.setattr(execute_chapters, "HANGS_DIR", tmp_path / "hangs")
+    monkeypatch.setattr(execute_chapters, "CHECKS_DIR", tmp_path / "checks")
+    path, seconds, note = execute_chapters._execute((str(chapter), str(tmp_path / "cache"), 120))
+    assert seconds is not None and "executed again after a hang" in note, note
+    assert flag.exists() and (tmp_path / "hangs" / "hangs_once-1.txt").is_file()
+    # A kernel that hangs every time: killed twice, and the chapter fails, saying why.
+    flag.unlink()
+    chapter.write_text(chapter.read_text().replace("if not flag.exists():", "if True:"), encoding="utf-8")
+    path, seconds, failure = execute_chapters._execute((str(chapter), str(tmp_path / "cache"), 120))
+    assert seconds is None and failure.startswith("(hung: stacks in"), failure

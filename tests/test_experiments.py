@@ -175,11 +175,37 @@ def test_write_csv_rejects_ragged(tmp_path):
         figures.write_csv({"a": np.arange(3), "b": np.arange(4)}, tmp_path / "x.csv")
 
 
-def test_cli_list(capsys):
-    assert main(["figure", "--list"]) == 0
-    out = capsys.readouterr().out
-    for name in figures.names():
-        assert name in out
+def _library_figures() -> list[str]:
+    return [n for n in figures.names() if getattr(figures.get(n).compute, "func", figures.get(n).compute).__module__.startswith("slrlib.")]
+
+
+def test_cli_list_shows_each_figure_with_its_recorded_cost(capsys):
+    assert main(["figure", "--list", "--bench", "no-such-file.json"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rows = {line.split()[0]: line for line in lines[2:]}
+    machine = figures.recorded_costs()["machine"]
+    assert machine["cpu"] in lines[0] and machine["date"] in lines[0]
+    for name in _library_figures():
+        seconds, label = figures.cost(name)
+        assert seconds is not None and seconds > 0, f"{name}: no cost in {figures.COSTS_FILE.name}"
+        assert f"{seconds:5.0f} s ({label})" in rows[name]
+
+
+def test_cost_classes_and_the_bench_column(tmp_path, monkeypatch, capsys):
+    costs = tmp_path / "costs.json"
+    costs.write_text('{"machine": {"cpu": "X", "cores": 2, "date": "D"}, '
+                     '"figures": {"fig6": 29.9, "fig4b": 30.0, "fig5": 119.9, "fig8": 500}}')
+    monkeypatch.setattr(figures, "COSTS_FILE", costs)
+    assert [figures.cost(n).label for n in ("fig6", "fig4b", "fig5", "fig8")] == \
+        ["seconds", "a minute", "a minute", "minutes"]
+    assert figures.cost("fig10") == (None, "not measured")
+    with pytest.raises(ValueError, match="name"):
+        figures.cost("fig99")
+    bench = tmp_path / "bench.json"
+    bench.write_text('{"fig5": {"seconds": 12.34}, "machine": {"cpu": "X"}}')
+    assert main(["figure", "--list", "--bench", str(bench)]) == 0
+    rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()[3:]}
+    assert "  120 s (a minute)   12.3s" in rows["fig5"] and "not measured" in rows["fig10"]
 
 
 def test_cli_writes(tmp_path, tiny_figure, capsys):

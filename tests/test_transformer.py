@@ -464,3 +464,10 @@ def test_figures_are_registered_and_draw(single_result, multi_result):
     assert table["run"].size == 4 * SINGLE.n_logs
     table = TX.matched_table(multi_result)
     assert len({v.size for v in table.values()}) == 1 and "kappa_2" in table
+
+
+def test_result_holds_numpy_arrays(single_result):
+    """ARCHITECTURE.md, "Return types": a driver's record holds NumPy arrays, its dicts included."""
+    arrays = [v for k, v in single_result._asdict().items() if k not in ("config", "seconds")]
+    arrays = [a for v in arrays for a in (v.values() if isinstance(v, dict) else [v])]
+    assert arrays and all(isinstance(a, np.ndarray) for a in arrays)

@@ -89,6 +89,19 @@ def test_mimebundle_offers_static_and_live_versions():
     plt.close("all")
 
 
+def test_without_ipywidgets_the_live_version_names_the_extra_and_the_static_one_stays(monkeypatch):
+    import sys
+
+    sf = slider_figure(colour_plot, Slider("a", (0, 1)), Slider("b", (0, 1)), dpi=10)
+    monkeypatch.setitem(sys.modules, "ipywidgets", None)  # import ipywidgets now fails, as when not installed
+    with pytest.raises(ModuleNotFoundError, match=r'pip install "slrlib\[widgets\]"'):
+        sf.widget()
+    bundle = sf._repr_mimebundle_()
+    assert "slr-slider-figure" in bundle["text/html"]
+    assert "application/vnd.jupyter.widget-view+json" not in bundle
+    plt.close("all")
+
+
 def test_live_widget_redraws_with_the_moved_values():
     calls = []
 

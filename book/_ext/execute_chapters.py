@@ -29,6 +29,16 @@ chapter executed alone, the Transformer chapters excepted; with several at a tim
 times the measured allowance ``shared_factor``); a chapter over its budget is flagged ``OVER`` (a
 flag, not a failure: a slower machine flags more).
 
+A kernel that hangs is caught by :class:`StallWatchdog`: in one CI run (2026-11-28) chapter 08's
+kernel waited 19 minutes on an XLA execution that never finished, with about one minute of CPU
+time in all (gdb: the main thread on an absl CondVar in ``libjax_common.so``); the same code passed
+in the runs before and after. In a local build the same day, chapter 16 took 2 006 s against its
+usual 125 s. The cause is not known. A chapter's kernel that uses less than ``STALL_CPU_SECONDS`` of CPU
+over ``STALL_SECONDS`` while a cell runs is taken as hung: its native stacks (gdb, when installed)
+go to ``_build/hangs/<chapter>.txt``, it is killed, and the chapter is executed once more in a fresh
+kernel, said in the log and the table. A second hang fails the chapter. Without it, a hang cost the
+cell timeout (1 800 s) and then failed the build.
+
 ``--only NAME[,NAME]`` executes just those chapters (by file stem, ``03_oracle_risk``), cached
 or not, and then lists the checks each recorded and any ``{glue:text}`` key its prose uses
 that no cell glued: the quick loop for editing one chapter.
@@ -43,8 +53,12 @@ import json
 import multiprocessing
 import os
 import re
+import subprocess
 import sys
+import threading
 import time
+import traceback
+from collections import deque
 from pathlib import Path
 
 import yaml
@@ -73,6 +87,103 @@ def single_thread_environment(environ: dict[str, str]) -> dict[str, str]:
         else:
             out.setdefault(name, value)
     return out
+
+
+#: A kernel is taken as hung when, over ``STALL_SECONDS`` of a chapter's execution, its CPU time (with its
+#: children's) grew by less than ``STALL_CPU_SECONDS``. Every chapter computes from its first cell to its
+#: last (no cell waits on the network or a person), so a live kernel uses nearly a core, or half of one
+#: beside another chapter on 2 cores: 240 s of it is more than 100 s of CPU.
+STALL_SECONDS = 240.0
+STALL_CPU_SECONDS = 5.0
+#: Seconds between two looks at a kernel's CPU time.
+STALL_POLL = 10.0
+#: Executions of one chapter when its kernel hangs: the first, and one more.
+ATTEMPTS = 2
+#: Whether a hung kernel's native stacks are written (gdb attaches to it; without gdb, only its CPU time).
+NATIVE_STACKS = True
+#: Where the native stacks of a hung kernel are written.
+HANGS_DIR = ROOT / "_build" / "hangs"
+
+
+class StallWatchdog(threading.Thread):
+    """Watch the processes below ``root`` (a chapter's kernel) and kill them when they stall.
+
+    Every ``poll`` seconds it adds up the CPU time (user + system) of ``root``'s descendants. When that
+    sum grew by less than ``min_cpu`` seconds over the last ``window`` seconds, with the same processes
+    throughout, it writes their native stacks to ``dump_to`` (``gdb -batch``, unless ``native_stacks`` is false),
+    kills them, sets :attr:`stalled` and stops. A new set of processes (a kernel started or restarted)
+    starts the window again. :meth:`stop` ends the watch.
+    """
+
+    def __init__(self, root: int, window: float = STALL_SECONDS, min_cpu: float = STALL_CPU_SECONDS,
+                 poll: float = 10.0, dump_to: Path | None = None, native_stacks: bool = True):
+        super().__init__(daemon=True)
+        if not (window > 0 and poll > 0 and min_cpu > 0):
+            raise ValueError(f"window, poll and min_cpu must be > 0, got {window}, {poll}, {min_cpu}")
+        self.root, self.window, self.min_cpu, self.poll, self.dump_to = root, window, min_cpu, poll, dump_to
+        self.native_stacks = native_stacks
+        self.stalled = False
+        self._stop_event = threading.Event()
+
+    def stop(self) -> None:
+        self._stop_event.set()
+        self.join()
+
+    def _sample(self):
+        import psutil
+
+        try:
+            procs = psutil.Process(self.root).children(recursive=True)
+        except psutil.NoSuchProcess:
+            return frozenset(), 0.0, []
+        cpu, alive = 0.0, []
+        for proc in procs:
+            try:
+                times = proc.cpu_times()
+            except psutil.NoSuchProcess:
+                continue
+            cpu += times.user + times.system
+            alive.append(proc)
+        return frozenset(p.pid for p in alive), cpu, alive
+
+    def run(self) -> None:
+        history: deque[tuple[float, float]] = deque()
+        pids: frozenset[int] = frozenset()
+        while not self._stop_event.wait(self.poll):
+            now = time.monotonic()
+            current, cpu, procs = self._sample()
+            if current != pids or not current:
+                pids, history = current, deque()
+            history.append((now, cpu))
+            while len(history) > 1 and history[1][0] <= now - self.window:
+                history.popleft()  # keep the newest sample at least `window` old
+            start, start_cpu = history[0]
+            if now - start >= self.window and cpu - start_cpu < self.min_cpu:
+                self.stalled = True
+                self._dump(procs, now - start, cpu - start_cpu)
+                for proc in procs:
+                    try:
+                        proc.kill()
+                    except Exception:  # already gone
+                        pass
+                return
+
+    def _dump(self, procs, seconds: float, cpu: float) -> None:
+        if self.dump_to is None:
+            return
+        self.dump_to.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.dump_to, "w", encoding="utf-8") as out:
+            out.write(f"{cpu:.1f} s of CPU in {seconds:.0f} s; processes {[p.pid for p in procs]}\n")
+            for proc in procs:
+                out.write(f"\n=== pid {proc.pid}: {' '.join(proc.cmdline()) if proc.is_running() else '?'}\n")
+                out.flush()
+                if not self.native_stacks:
+                    continue
+                try:
+                    subprocess.run(["gdb", "-p", str(proc.pid), "-batch", "-ex", "thread apply all bt"],
+                                   stdout=out, stderr=subprocess.STDOUT, timeout=120, check=False)
+                except (OSError, subprocess.TimeoutExpired) as exc:
+                    out.write(f"(no native stacks: {exc})\n")
 
 
 def chapter_budgets() -> dict[str, float]:
@@ -129,7 +240,8 @@ def _chapters() -> list[Path]:
 
 
 def _execute(job: tuple[str, str, int]) -> tuple[str, float | None, str | None]:
-    """Execute one chapter and cache it: (path, seconds, traceback or None)."""
+    """Execute one chapter and cache it: (path, seconds, None or a note on a hang), or (path, None,
+    traceback) when it failed."""
     path, cache_path, timeout = job
     from jupyter_cache import get_cache
     from jupyter_cache.base import CacheBundleIn
@@ -137,20 +249,37 @@ def _execute(job: tuple[str, str, int]) -> tuple[str, float | None, str | None]:
     from myst_nb.core.read import myst_nb_reader_plugin
 
     cache = get_cache(cache_path)
-    notebook = myst_nb_reader_plugin(path)
     ledger = checks_file(Path(path))
-    ledger.unlink(missing_ok=True)
     os.environ["SLR_CHECKS_FILE"] = str(ledger)  # inherited by the kernel
-    result = single_nb_execution(notebook, cwd=str(Path(path).parent), timeout=timeout, allow_errors=False,
-                                 meta_override=True)
-    if result.err is not None:
-        return path, None, result.exc_string
+    hangs = []
+    for attempt in range(1, ATTEMPTS + 1):
+        notebook = myst_nb_reader_plugin(path)
+        ledger.unlink(missing_ok=True)
+        dump = HANGS_DIR / f"{Path(path).stem}-{attempt}.txt"
+        watchdog = StallWatchdog(os.getpid(), window=STALL_SECONDS, poll=STALL_POLL, dump_to=dump,
+                                 native_stacks=NATIVE_STACKS)
+        watchdog.start()
+        try:
+            result = single_nb_execution(notebook, cwd=str(Path(path).parent), timeout=timeout,
+                                         allow_errors=False, meta_override=True)
+            failure = result.exc_string if result.err is not None else None
+        except Exception:  # the kernel died (killed by the watchdog, or crashed): nbclient's DeadKernelError
+            failure = traceback.format_exc()
+        finally:
+            watchdog.stop()
+        if not watchdog.stalled:
+            break
+        hangs.append(str(dump.relative_to(ROOT)) if dump.is_relative_to(ROOT) else str(dump))
+        print(f"  {Path(path).stem}: kernel HUNG (under {STALL_CPU_SECONDS:g} s of CPU in {STALL_SECONDS:g} s); "
+              f"stacks in {hangs[-1]}; killed" + ("; executing again" if attempt < ATTEMPTS else ""), flush=True)
+    if failure is not None:
+        return path, None, ("(hung: stacks in " + ", ".join(hangs) + ")\n" if hangs else "") + failure
     if not ledger.exists():  # a page that makes no check (the ledger page itself tells chapters apart)
         ledger.parent.mkdir(parents=True, exist_ok=True)
         ledger.write_text("[]\n", encoding="utf-8")
     cache.cache_notebook_bundle(CacheBundleIn(notebook, path, data={"execution_seconds": result.time}),
                                 check_validity=False, overwrite=True)
-    return path, result.time, None
+    return path, result.time, ("" if not hangs else f"executed again after a hang (stacks in {', '.join(hangs)})")
 
 
 def main(argv=None) -> int:
@@ -198,13 +327,16 @@ def main(argv=None) -> int:
     jobs = [(str(p), cache_path, timeout) for p in order]
     ctx = multiprocessing.get_context("spawn")
     failed = []
+    retried = []
     rows = []
     with ctx.Pool(workers) as pool:
         for path, seconds, traceback in pool.imap_unordered(_execute, jobs):
             name = Path(path).stem
-            if traceback is None:
-                print(f"  {name}: executed in {seconds:.1f} s", flush=True)
+            if seconds is not None:
+                print(f"  {name}: executed in {seconds:.1f} s" + (f"; {traceback}" if traceback else ""), flush=True)
                 rows.append((name, seconds))
+                if traceback:
+                    retried.append(name)
             else:
                 print(f"  {name}: FAILED\n{traceback}", flush=True)
                 failed.append(name)
@@ -216,7 +348,8 @@ def main(argv=None) -> int:
     if over:
         print(f"execute_chapters: OVER BUDGET (budgets.yml): {', '.join(over)}")
     print(f"execute_chapters: {len(rows)} executed in {wall:.0f} s wall ({total:.0f} s of kernel time)"
-          + (f"; failed: {', '.join(failed)}" if failed else ""))
+          + (f"; failed: {', '.join(failed)}" if failed else "")
+          + (f"; executed again after a hang: {', '.join(retried)}" if retried else ""))
     if only:
         for p in order:
             _report(p)

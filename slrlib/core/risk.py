@@ -36,6 +36,7 @@ from slrlib.core.task import SLRTask, check_directions, check_task
 
 __all__ = [
     "Overlaps",
+    "OptimalLambda",
     "risk_kernel",
     "overlaps",
     "risk_from_overlaps",
@@ -356,8 +357,16 @@ def _oracle_risk(lam, d, L, gamma, eps):
     return eps**2 + g2 * (1.0 - 2.0 * erf(a) + zeta(lam * q, s)) + (L - 1) * expected_erf_sq_centered(lam)
 
 
+class OptimalLambda(NamedTuple):
+    r"""The result of :func:`optimal_lambda`: ``lam`` :math:`= \lambda^\star` and ``risk``, the oracle
+    risk there (Python floats; it unpacks as ``lam, risk = optimal_lambda(task)``)."""
+
+    lam: float
+    risk: float
+
+
 def optimal_lambda(task: SLRTask, bounds: tuple[float, float] = (1e-6, 1e2),
-                   xtol: float = 1e-10) -> tuple[float, float]:
+                   xtol: float = 1e-10) -> OptimalLambda:
     r"""The inverse temperature :math:`\lambda^\star = \arg\min_\lambda \mathcal R_\lambda(k^\star, v^\star)`.
 
     Minimises the closed-form oracle risk (Theorem 1, :func:`oracle_risk`) over :math:`\log\lambda`
@@ -374,10 +383,8 @@ def optimal_lambda(task: SLRTask, bounds: tuple[float, float] = (1e-6, 1e2),
 
     Returns
     -------
-    lam_star : float
-        The minimiser :math:`\lambda^\star`.
-    risk_at_lam_star : float
-        The oracle risk there.
+    OptimalLambda
+        ``lam``, the minimiser :math:`\lambda^\star`, and ``risk``, the oracle risk there.
 
     Raises
     ------
@@ -404,8 +411,7 @@ def optimal_lambda(task: SLRTask, bounds: tuple[float, float] = (1e-6, 1e2),
     res = optimize.minimize_scalar(
         objective, bounds=(math.log(lo), math.log(hi)), method="bounded", options={"xatol": xtol}
     )
-    lam_star = math.exp(res.x)
-    return lam_star, float(objective(res.x))
+    return OptimalLambda(math.exp(res.x), float(objective(res.x)))
 
 
 def null_risk(task: SLRTask) -> float:

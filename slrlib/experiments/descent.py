@@ -43,7 +43,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from slrlib.validation import check_key, check_positive_int
+from slrlib.validation import check_key, check_positive_int, numpy_record
 from slrlib.core.geometry import manifold_directions, uniform_directions
 from slrlib.training.pgd import PGDResult, pgd
 from slrlib.core.risk import risk_from_overlaps
@@ -194,17 +194,17 @@ class Initialisation(NamedTuple):
 
     Parameters
     ----------
-    k_star, v_star : jax.Array
+    k_star, v_star : np.ndarray
         The task directions. For PGD, shape (d,): one task for all runs. For stochastic PGD
         every run has its own task: shape (runs, d), or (runs, M, d) for several locations.
-    k0, v0 : jax.Array
+    k0, v0 : np.ndarray
         The initial pairs: shape (runs, d) for PGD, (runs, heads, d) for stochastic PGD.
     """
 
-    k_star: jax.Array
-    v_star: jax.Array
-    k0: jax.Array
-    v0: jax.Array
+    k_star: np.ndarray
+    v_star: np.ndarray
+    k0: np.ndarray
+    v0: np.ndarray
 
 
 def pgd_initialisation(config: PGDConfig | str, key: jax.Array | None = None) -> Initialisation:
@@ -242,7 +242,7 @@ def pgd_initialisation(config: PGDConfig | str, key: jax.Array | None = None) ->
         k0, v0 = uniform_directions(init_key, config.d, (config.n_runs,))
     else:
         k0, v0 = manifold_directions(init_key, k_star, v_star, (config.n_runs,))
-    return Initialisation(k_star, v_star, k0, v0)
+    return numpy_record(Initialisation(k_star, v_star, k0, v0))
 
 
 def resolve_config(config: PGDConfig | str) -> PGDConfig:
@@ -588,7 +588,7 @@ def sgd_initialisation(config: SGDConfig | str, key: jax.Array | None = None) ->
     K_star, V_star = _task_directions(config, star_key)
     k0, v0 = uniform_directions(init_key, config.d, (config.n_runs * config.heads,))
     shape = (config.n_runs, config.heads, config.d)
-    return Initialisation(K_star, V_star, k0.reshape(shape), v0.reshape(shape))
+    return numpy_record(Initialisation(K_star, V_star, k0.reshape(shape), v0.reshape(shape)))
 
 
 def sgd_task_directions(config: SGDConfig | str, key: jax.Array | None = None) -> tuple[jax.Array, jax.Array]:

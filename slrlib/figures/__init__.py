@@ -8,7 +8,7 @@ of the book (same seed, same numbers).
 
 From the command line::
 
-    python -m slrlib figure --list
+    python -m slrlib figure --list            # names, chapters, costs
     python -m slrlib figure fig4a fig6 --out figures/
     python -m slrlib figure all --out figures/
 
@@ -25,17 +25,20 @@ from __future__ import annotations
 
 import csv
 import importlib
+import json
+import math
 import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, NamedTuple
 
 import numpy as np
 
 from slrlib.plots.style import legible
 
-__all__ = ["FigureSpec", "register", "names", "get", "write_csv", "write_figure"]
+__all__ = ["FigureSpec", "register", "names", "get", "write_csv", "write_figure", "FigureCost", "COST_CLASSES",
+           "COSTS_FILE", "recorded_costs", "cost"]
 
 _MODULES = (
     "slrlib.figures.pgd",
@@ -147,6 +150,61 @@ def get(name: str) -> FigureSpec:
     if name not in _REGISTRY:
         raise ValueError(f"name must be one of {names()}, got {name!r}")
     return _REGISTRY[name]
+
+
+#: Where each figure's cost is recorded: the seconds ``python -m slrlib figure NAME`` took in a fresh
+#: process, nothing cached (imports, compilation, computation and writing), on the machine it names.
+#: Written by ``python -m benchmarks --only figure_costs``.
+COSTS_FILE = Path(__file__).with_name("costs.json")
+#: The classes a cost falls in: ``(upper bound in seconds, label)``, in increasing order.
+COST_CLASSES = ((30.0, "seconds"), (120.0, "a minute"), (math.inf, "minutes"))
+
+
+class FigureCost(NamedTuple):
+    """What regenerating one figure costs: the recorded ``seconds`` (``None`` when not measured) and
+    its class ``label`` (:data:`COST_CLASSES`, or ``"not measured"``)."""
+
+    seconds: float | None
+    label: str
+
+
+def recorded_costs() -> dict[str, Any]:
+    """The contents of :data:`COSTS_FILE`: ``{"machine": {...}, "figures": {name: seconds}}``.
+
+    Returns
+    -------
+    dict
+        Empty ``figures`` when the file is missing.
+    """
+    if not COSTS_FILE.is_file():
+        return {"machine": {}, "figures": {}}
+    return json.loads(COSTS_FILE.read_text(encoding="utf-8"))
+
+
+def cost(name: str) -> FigureCost:
+    """The recorded cost of the figure ``name`` and its class.
+
+    Parameters
+    ----------
+    name : str
+        A registered name (:func:`names`).
+
+    Returns
+    -------
+    FigureCost
+        Seconds and class, or ``(None, "not measured")``.
+
+    Raises
+    ------
+    ValueError
+        If no figure is registered under ``name``.
+    """
+    get(name)
+    seconds = recorded_costs()["figures"].get(name)
+    if seconds is None:
+        return FigureCost(None, "not measured")
+    label = next(label for bound, label in COST_CLASSES if seconds < bound)
+    return FigureCost(float(seconds), label)
 
 
 def write_csv(table: Mapping[str, np.ndarray], path: Path) -> None:

@@ -41,6 +41,7 @@ from scipy import optimize
 
 from slrlib.validation import (
     as_float_array,
+    numpy_record,
     check_finite,
     check_positive_int,
     check_real_scalar,
@@ -211,15 +212,15 @@ class PGDResult(NamedTuple):
 
     steps: np.ndarray
     lam: np.ndarray
-    kappa: jax.Array
-    nu: jax.Array
-    theta: jax.Array
-    eta: jax.Array
-    rho: jax.Array
-    risk: jax.Array
-    distance: jax.Array
-    k: jax.Array
-    v: jax.Array
+    kappa: np.ndarray
+    nu: np.ndarray
+    theta: np.ndarray
+    eta: np.ndarray
+    rho: np.ndarray
+    risk: np.ndarray
+    distance: np.ndarray
+    k: np.ndarray
+    v: np.ndarray
 
 
 def _check_pgd_inputs(k0, v0, k_star, v_star, task, lam, alpha, n_steps, log_every, schedule):
@@ -412,7 +413,7 @@ def _finish(task, batch, n_steps, log_every, lam, schedule, logged, k, v, risk=N
     )
     if not bool(jnp.all(jnp.isfinite(out.risk))):
         raise FloatingPointError("PGD produced non-finite values: is alpha too large?")
-    return out
+    return numpy_record(out)
 
 
 def pgd(
@@ -702,9 +703,9 @@ class ReducedResult(NamedTuple):
     """
 
     steps: np.ndarray
-    kappa: jax.Array
-    nu: jax.Array
-    risk: jax.Array
+    kappa: np.ndarray
+    nu: np.ndarray
+    risk: np.ndarray
 
 
 @partial(jax.jit, static_argnames=("n_log", "log_every"))
@@ -762,7 +763,7 @@ def reduced_pgd(kappa0: ArrayLike, nu0: ArrayLike, task: SLRTask, *, lam: float,
     ks, ns = _reduced_run(kappa0, nu0, lam, alpha, float(task.d), task.gamma,
                           n_log=n_steps // log_every, log_every=log_every)
     risk = manifold_risk(jnp.clip(ks, -1.0, 1.0), jnp.clip(ns, -1.0, 1.0), lam, task)
-    return ReducedResult(np.arange(0, n_steps + 1, log_every), ks, ns, risk)
+    return numpy_record(ReducedResult(np.arange(0, n_steps + 1, log_every), ks, ns, risk))
 
 
 # --------------------------------------------------------------------------- fixed points

@@ -7,8 +7,6 @@ Chromium is a failure; run by hand without that variable, they are skipped with 
 
 from __future__ import annotations
 
-import os
-import shutil
 import tempfile
 import threading
 from pathlib import Path
@@ -16,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from labserver import LabServer
-from sitepaths import CHROMIUM_FLAGS, REQUIRED, SCREENSHOTS, SITE, html_pages, parsed
+from sitepaths import CHROMIUM_FLAGS, REQUIRED, SCREENSHOTS, SITE, chromium_path, html_pages, parsed
+import visits
 
 
 def _missing(reason: str):
@@ -30,13 +29,6 @@ def site() -> Path:
     if not (SITE / "index.html").is_file():
         _missing(f"{SITE} has no built book: run `make book` first")
     return SITE
-
-
-def chromium_path() -> str | None:
-    for name in (os.environ.get("CHROMIUM"), "chromium", "chromium-browser"):
-        if name and shutil.which(name):
-            return shutil.which(name)
-    return None
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -61,6 +53,25 @@ def lab_server(request):
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def chapter_visitor(request):
+    """The chapters' visits (visits.py), started in a process of their own as the session starts when a
+    test that reads them is selected and the book and Chromium are there."""
+    wanted = any(getattr(item, "fixturenames", None) and "chapter_visits" in item.fixturenames
+                 for item in request.session.items)
+    if wanted and (SITE / "index.html").is_file() and chromium_path() is not None:
+        visits.start_visitor()
+    yield
+    visits.stop_visitor()
+
+
+@pytest.fixture(scope="session")
+def chapter_visits(browser_context):
+    """``visits.visit``, for the tests that read the chapters' visits (skipped, or failed under
+    ``make test``, as ``browser_context`` is, without a book or Chromium)."""
+    return visits.visit
 
 
 @pytest.fixture(scope="session")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import shutil
 from pathlib import Path
 
 from bs4 import BeautifulSoup, CData, NavigableString, Tag
@@ -24,6 +25,14 @@ CHROMIUM_FLAGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+
+
+def chromium_path() -> str | None:
+    """Chromium's executable: $CHROMIUM, else ``chromium`` or ``chromium-browser`` on PATH."""
+    for name in (os.environ.get("CHROMIUM"), "chromium", "chromium-browser"):
+        if name and shutil.which(name):
+            return shutil.which(name)
+    return None
 
 
 def html_pages() -> list[Path]:

@@ -13,7 +13,7 @@ import pytest
 
 from layout import MIN_CONTENT_SHARE, OVERFLOWING_TABLES
 from sitepaths import SCREENSHOTS, SITE, html_pages
-from visits import MATH_CHAPTER, SLIDER_CHAPTERS, open_committed, visit, wait_for_typesetting, watch
+from visits import MATH_CHAPTER, SLIDER_CHAPTERS, open_committed, wait_for_typesetting, watch
 
 PAGES = html_pages()
 #: The chapters are opened, watched and photographed once each by visits.py (at two sizes); here the
@@ -23,7 +23,7 @@ OTHER_RELS = [str(p.relative_to(SITE)) for p in OTHER_PAGES]
 #: Other pages opened ahead of their test, in the tests' order: Chromium loads and typesets them
 #: while the current one is checked (measured on the 20 other pages of the book: 27-31 s with two
 #: ahead, 33 s with none).
-AHEAD = 2
+AHEAD = 3
 _OPENING: dict[str, tuple] = {}
 
 
@@ -52,15 +52,15 @@ def test_page_loads_without_errors(browser_context, rel):
     try:
         page.wait_for_load_state("load")
         wait_for_typesetting(page)
-        page.wait_for_timeout(300)
+        page.evaluate("() => document.fonts.ready.then(() => true)")  # the screenshot with its fonts
         page.screenshot(path=str(SCREENSHOTS / shot_name(rel)), full_page=False)
         assert errors == [], f"{rel}: {errors}"
     finally:
         page.close()
 
 
-def test_math_is_typeset_on_chapter_3(browser_context):
-    report = visit(browser_context, MATH_CHAPTER)  # the chapter's one visit (visits.py)
+def test_math_is_typeset_on_chapter_3(chapter_visits):
+    report = chapter_visits(MATH_CHAPTER)  # the chapter's one visit (visits.py)
     math = report["math"]
     assert math["version"].startswith("3.")
     assert math["typeset"] >= 20, f"only {math['typeset']} typeset formulas"
@@ -69,8 +69,8 @@ def test_math_is_typeset_on_chapter_3(browser_context):
 
 
 @pytest.mark.parametrize("rel", SLIDER_CHAPTERS)
-def test_static_slider_changes_the_figure(browser_context, rel):
-    report = visit(browser_context, rel)  # the slider is moved during the chapter's one visit
+def test_static_slider_changes_the_figure(chapter_visits, rel):
+    report = chapter_visits(rel)  # the slider is moved during the chapter's one visit
     slider = report["slider"]
     assert slider["count"] >= 1, f"{rel} has no kernel-free slider"
     assert slider["moved_to"] in (slider["lo"], slider["hi"]) and slider["moved_to"] != slider["value"]

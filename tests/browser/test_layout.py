@@ -27,7 +27,7 @@ import re
 import pytest
 
 from sitepaths import SCREENSHOTS, SITE, html_pages, parsed
-from visits import MATH_CHAPTER, MENU_CHAPTER, PRINT, visit
+from visits import MATH_CHAPTER, MENU_CHAPTER, PRINT
 
 PAGES = html_pages()
 CHAPTERS = [str(p.relative_to(SITE)) for p in PAGES if p.parent.name == "book" and p.name[:2].isdigit()]
@@ -45,8 +45,8 @@ def _eq(e: dict) -> str:
 
 @needs_book
 @pytest.mark.parametrize("rel", CHAPTERS)
-def test_chapter_at_1300px(browser_context, rel):
-    report = visit(browser_context, rel)
+def test_chapter_at_1300px(chapter_visits, rel):
+    report = chapter_visits(rel)
     desktop = report["desktop"]
     equations = desktop["equations"]
     assert equations, f"{rel}: no display equation measured"
@@ -82,8 +82,8 @@ def test_chapter_at_1300px(browser_context, rel):
 
 @needs_book
 @pytest.mark.parametrize("rel", CHAPTERS)
-def test_chapter_at_390px_and_printed(browser_context, rel):
-    report = visit(browser_context, rel)
+def test_chapter_at_390px_and_printed(chapter_visits, rel):
+    report = chapter_visits(rel)
     sideways = report["phone"]["sideways"]
     assert sideways["scrollWidth"] <= sideways["width"] + 1, \
         f"{rel}: the page is {sideways['scrollWidth']} px wide at 390 px: {sideways['culprits']}"
@@ -95,8 +95,8 @@ def test_chapter_at_390px_and_printed(browser_context, rel):
 
 
 @needs_book
-def test_a_fold_opens_to_its_verdicts_and_the_ledger_link_opens_it(browser_context):
-    fold = visit(browser_context, MATH_CHAPTER)["fold"]  # opened during the chapter's one visit
+def test_a_fold_opens_to_its_verdicts_and_the_ledger_link_opens_it(chapter_visits):
+    fold = chapter_visits(MATH_CHAPTER)["fold"]  # opened during the chapter's one visit
     assert re.fullmatch(r"✓ \d+ checks?", fold["summary"]), fold["summary"]
     assert fold["hidden_before"], "a verdict shows before its fold is opened"
     assert fold["shown_on_click"] and fold["verdict"].startswith("✓")
@@ -105,8 +105,8 @@ def test_a_fold_opens_to_its_verdicts_and_the_ledger_link_opens_it(browser_conte
 
 
 @needs_book
-def test_phone_menu_opens_and_lists_the_chapters(browser_context):
-    report = visit(browser_context, MENU_CHAPTER)  # opened during the chapter's one visit, at 390 px
+def test_phone_menu_opens_and_lists_the_chapters(chapter_visits):
+    report = chapter_visits(MENU_CHAPTER)  # opened during the chapter's one visit, at 390 px
     menu = report["menu"]
     assert menu["toggles"], "no visible menu button at 390 px"
     assert menu["open"], "the menu button does not open the menu"

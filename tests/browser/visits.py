@@ -6,12 +6,28 @@ chapter it opens the phone menu), widens the same page to 1300 x 900 (slr-book.j
 equations again on resize), measures it there, moves its kernel-free slider where it has one (on
 one chapter it opens a fold of check verdicts), and last emulates print at an A4 text width. The
 tests (``test_layout.py``, ``test_browser.py``) read the report; the page is not opened again.
+
+The visits run in a process of their own with its own Chromium (``python visits.py``), started
+with the test session (conftest.py) and going through the chapters in the tests' order, two pages
+ahead: each report is written to ``_build/visits/<chapter>.json`` as soon as it is measured, and
+:func:`visit` waits for that file. Meanwhile the test process checks the other pages in its own
+Chromium, so that the two streams share the two cores (measured on 2 cores: 126-135 s for the whole
+browser stage with the visits in the test process).
 """
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
 from layout import CODE, EQUATIONS, FIGURES, MIN_CONTENT_SHARE, OVERFLOWING_TABLES, RAW_MARKUP, SIDEWAYS, VERDICTS
-from sitepaths import SCREENSHOTS, SITE
+from sitepaths import CHROMIUM_FLAGS, ROOT, SCREENSHOTS, SITE, chromium_path
 
 DESKTOP = {"width": 1300, "height": 900}
 PHONE = {"width": 390, "height": 844}
@@ -37,10 +53,16 @@ DIALOG_OPEN = "id => { const d = document.getElementById(id); return !!d && d.op
 
 #: Pages opened ahead of their visit: Chromium loads and typesets the next chapter while the
 #: current one is measured (two renderers on two cores).
-AHEAD = 1
+AHEAD = 2
+
+#: Where the visiting process writes one report per chapter.
+REPORTS_DIR = ROOT / "_build" / "visits"
+#: Seconds a test waits for one chapter's report before it fails.
+REPORT_TIMEOUT = 300.0
 
 _REPORTS: dict[str, dict] = {}
 _OPENING: dict[str, tuple] = {}
+_VISITOR: dict[str, object] = {}
 
 
 def watch(page) -> list[str]:
@@ -182,12 +204,88 @@ def _visit_order() -> list[str]:
     return first + [rel for rel in chapters if rel not in first]
 
 
-def visit(context, rel: str) -> dict:
-    """The measurements of one chapter page (opened on the first call; later calls read the report)."""
+def report_path(rel: str) -> Path:
+    return REPORTS_DIR / (Path(rel).stem + ".json")
+
+
+def start_visitor() -> None:
+    """Start the visiting process (once): it visits every chapter and writes each report."""
+    if "process" in _VISITOR:
+        return
+    if REPORTS_DIR.is_dir():
+        for old in REPORTS_DIR.glob("*.json"):
+            old.unlink()
+    REPORTS_DIR.mkdir(parents=True, exist_ok=True)
+    log = tempfile.TemporaryFile()
+    _VISITOR["log"] = log
+    _VISITOR["process"] = subprocess.Popen([sys.executable, str(Path(__file__))], stdout=log,
+                                           stderr=subprocess.STDOUT, cwd=str(Path(__file__).parent))
+
+
+def stop_visitor() -> None:
+    process = _VISITOR.pop("process", None)
+    if process is not None and process.poll() is None:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def _visitor_output() -> str:
+    log = _VISITOR["log"]
+    log.seek(0)
+    return log.read().decode("utf-8", "replace")[-4000:]
+
+
+def visit(rel: str) -> dict:
+    """The measurements of one chapter page: the visiting process's report, waited for."""
     if rel in _REPORTS:
         return _REPORTS[rel]
+    start_visitor()
+    path, process = report_path(rel), _VISITOR["process"]
+    deadline = time.monotonic() + REPORT_TIMEOUT
+    while not path.is_file():
+        if process.poll() is not None and not path.is_file():
+            raise RuntimeError(f"the visiting process ended ({process.returncode}) with no report of {rel}:\n"
+                               + _visitor_output())
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no report of {rel} after {REPORT_TIMEOUT:g} s:\n" + _visitor_output())
+        time.sleep(0.05)
+    report = json.loads(path.read_text(encoding="utf-8"))
+    if "exception" in report:
+        raise RuntimeError(f"visiting {rel} failed:\n{report['exception']}")
+    _REPORTS[rel] = report
+    return report
+
+
+def _write_report(rel: str, report: dict) -> None:
+    tmp = report_path(rel).with_suffix(".tmp")
+    tmp.write_text(json.dumps(report), encoding="utf-8")
+    os.replace(tmp, report_path(rel))  # whole, or not there
+
+
+def _visit_all() -> int:
+    """The visiting process: every chapter, in the tests' order, in a Chromium of its own."""
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory(prefix="slr-visits-") as profile, sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(profile, executable_path=chromium_path(), headless=True,
+                                                        args=CHROMIUM_FLAGS, viewport={"width": 1280, "height": 900})
+        try:
+            for rel in _visit_order():
+                try:
+                    report = _measure(context, rel)
+                except Exception:  # the test of this chapter fails with it; the others go on
+                    report = {"exception": traceback.format_exc()}
+                _write_report(rel, report)
+        finally:
+            context.close()
+    return 0
+
+
+def _measure(context, rel: str) -> dict:
+    """Open one chapter page (unless opened ahead), measure it, close it; the next ones opened ahead."""
     page, errors = _OPENING.pop(rel, None) or open_committed(context, rel, PHONE)
-    for later in [r for r in _visit_order() if r != rel and r not in _REPORTS and r not in _OPENING][:AHEAD]:
+    order = _visit_order()
+    for later in [r for r in order[order.index(rel) + 1:] if r not in _OPENING][:AHEAD]:
         _OPENING[later] = open_committed(context, later, PHONE)
     try:
         page.wait_for_load_state("load")
@@ -216,5 +314,8 @@ def visit(context, rel: str) -> dict:
         report["errors"] = errors
     finally:
         page.close()
-    _REPORTS[rel] = report
     return report
+
+
+if __name__ == "__main__":
+    sys.exit(_visit_all())
