@@ -178,3 +178,17 @@ def test_a_chapter_whose_kernel_hangs_is_killed_and_executed_again(tmp_path, mon
     chapter.write_text(chapter.read_text().replace("if not flag.exists():", "if True:"), encoding="utf-8")
     path, seconds, failure = execute_chapters._execute((str(chapter), str(tmp_path / "cache"), 120))
     assert seconds is None and failure.startswith("(hung: stacks in"), failure
+
+
+def test_chapter_kernels_use_unix_sockets_in_folders_of_their_own():
+    """No TCP port to pick (jupyter_client's port race between kernels started at once): each manager's
+    sockets are files in a fresh folder, removed with it."""
+    a, b = execute_chapters.IPCKernelManager(), execute_chapters.IPCKernelManager()
+    assert a.transport == b.transport == "ipc"
+    folders = [Path(m.ip).parent for m in (a, b)]
+    assert folders[0] != folders[1] and all(f.is_dir() for f in folders)
+    del a, b
+    import gc
+
+    gc.collect()
+    assert not any(f.exists() for f in folders)

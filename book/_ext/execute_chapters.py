@@ -29,6 +29,13 @@ chapter executed alone, the Transformer chapters excepted; with several at a tim
 times the measured allowance ``shared_factor``); a chapter over its budget is flagged ``OVER`` (a
 flag, not a failure: a slower machine flags more).
 
+Each kernel is reached over Unix sockets in a folder of its own (:class:`IPCKernelManager`), not
+over TCP ports on localhost: a hung kernel's stacks (CI run of 2026-11-28, chapter 16) showed its
+main thread idle in ``epoll_wait``, waiting for a request, while the executor waited for the
+cell's reply; jupyter_client picks TCP ports by binding and releasing them, a race between kernels
+started at once (jupyter_client issue 487; JAX serialises its kernel starts for it). Sockets named
+by a fresh folder cannot collide.
+
 A kernel that hangs is caught by :class:`StallWatchdog`: in one CI run (2026-11-28) chapter 08's
 kernel waited 19 minutes on an XLA execution that never finished, with about one minute of CPU
 time in all (gdb: the main thread on an absl CondVar in ``libjax_common.so``); the same code passed
@@ -53,15 +60,19 @@ import json
 import multiprocessing
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import traceback
+import weakref
 from collections import deque
 from pathlib import Path
 
 import yaml
+from jupyter_client.manager import AsyncKernelManager
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Where each chapter's kernel records its checks (read by book/_ext/check_ledger.py).
@@ -186,6 +197,16 @@ class StallWatchdog(threading.Thread):
                     out.write(f"(no native stacks: {exc})\n")
 
 
+class IPCKernelManager(AsyncKernelManager):
+    """nbclient's kernel manager with the kernel's five sockets as Unix sockets (``transport="ipc"``) in a
+    fresh temporary folder, removed with the manager: no TCP port to pick, so none to share."""
+
+    def __init__(self, **kwargs):
+        folder = tempfile.mkdtemp(prefix="slr-kernel-")
+        super().__init__(transport="ipc", ip=os.path.join(folder, "kernel"), **kwargs)
+        weakref.finalize(self, shutil.rmtree, folder, True)
+
+
 def chapter_budgets() -> dict[str, float]:
     """Seconds each chapter may take alone (by file stem), from ``budgets.yml``; missing stems get the
     default. The key ``"shared_factor"`` holds the allowance for chapters executed several at a time."""
@@ -261,7 +282,8 @@ def _execute(job: tuple[str, str, int]) -> tuple[str, float | None, str | None]:
         watchdog.start()
         try:
             result = single_nb_execution(notebook, cwd=str(Path(path).parent), timeout=timeout,
-                                         allow_errors=False, meta_override=True)
+                                         allow_errors=False, meta_override=True,
+                                         kernel_manager_class=IPCKernelManager)
             failure = result.exc_string if result.err is not None else None
         except Exception:  # the kernel died (killed by the watchdog, or crashed): nbclient's DeadKernelError
             failure = traceback.format_exc()
