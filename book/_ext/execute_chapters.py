@@ -30,21 +30,19 @@ times the measured allowance ``shared_factor``); a chapter over its budget is fl
 flag, not a failure: a slower machine flags more).
 
 Each kernel is reached over Unix sockets in a folder of its own (:class:`IPCKernelManager`), not
-over TCP ports on localhost: a hung kernel's stacks (CI run of 2026-11-28, chapter 16) showed its
-main thread idle in ``epoll_wait``, waiting for a request, while the executor waited for the
-cell's reply; jupyter_client picks TCP ports by binding and releasing them, a race between kernels
-started at once (jupyter_client issue 487; JAX serialises its kernel starts for it). Sockets named
-by a fresh folder cannot collide.
+over TCP ports on localhost: jupyter_client picks TCP ports by binding and releasing them, a race
+between kernels started at once (jupyter_client issue 487; JAX serialises its kernel starts for it).
+Sockets named by a fresh folder cannot collide. This did not cure the hang below.
 
-A kernel that hangs is caught by :class:`StallWatchdog`: in one CI run (2026-11-28) chapter 08's
-kernel waited 19 minutes on an XLA execution that never finished, with about one minute of CPU
-time in all (gdb: the main thread on an absl CondVar in ``libjax_common.so``); the same code passed
-in the runs before and after. In a local build the same day, chapter 16 took 2 006 s against its
-usual 125 s. The cause is not known. A chapter's kernel that uses less than ``STALL_CPU_SECONDS`` of CPU
-over ``STALL_SECONDS`` while a cell runs is taken as hung: its native stacks (gdb, when installed)
-go to ``_build/hangs/<chapter>.txt``, it is killed, and the chapter is executed once more in a fresh
-kernel, said in the log and the table. A second hang fails the chapter. Without it, a hang cost the
-cell timeout (1 800 s) and then failed the build.
+A kernel that hangs is caught by :class:`StallWatchdog`. Seen on 2026-11-28 in chapters 02, 08 and 16
+(three times in 16), over TCP and over Unix sockets alike: the kernel's main thread idle in
+``epoll_wait`` (waiting for a request; gdb), its CPU time flat, while the executor waits for the
+cell's reply. The three chapters show live sliders (ipywidgets comms); the cause is not known. A
+chapter's kernel that uses less than ``STALL_CPU_SECONDS`` of CPU over ``STALL_SECONDS`` while a cell
+runs is taken as hung: its native stacks (gdb, when installed) go to ``_build/hangs/<chapter>.txt``,
+it is killed, and the chapter is executed once more in a fresh kernel, said in the log and the
+table. A second hang fails the chapter. Without it, a hang cost the cell timeout (1 800 s) and then
+failed the build.
 
 ``--only NAME[,NAME]`` executes just those chapters (by file stem, ``03_oracle_risk``), cached
 or not, and then lists the checks each recorded and any ``{glue:text}`` key its prose uses
