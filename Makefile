@@ -89,7 +89,7 @@ JAX_CACHE := _build/jax_cache
 JAX_CACHE_ENV = JAX_COMPILATION_CACHE_DIR=$(JAX_CACHE)/$(1) JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0
 
 .DEFAULT_GOAL := book
-.PHONY: book book-fresh test check durations bench clean install mathjax chromium lab
+.PHONY: book book-fresh test check durations durations-new bench clean install mathjax chromium lab
 
 # The chapters as notebooks for JupyterLab (book/_ext/lab.py).
 LAB_DIR    := _build/lab
@@ -179,6 +179,18 @@ durations: $(STAMP)
 	@mkdir -p _build; \
 	$(PY) -m pytest --ignore=tests/browser --ignore=tests/install -q --junitxml=_build/junit.xml $(PYTEST_ARGS); \
 	$(PY) tools/test_durations.py _build/junit.xml
+
+# Only the library tests tests/durations.json does not list yet, their times merged in.
+durations-new: $(STAMP)
+	@mkdir -p _build; \
+	$(PY) -m pytest --ignore=tests/browser --ignore=tests/install --collect-only -q $(PYTEST_ARGS) \
+		| grep '::' > _build/collected.txt; \
+	$(PY) -c "import json, pathlib; r = json.loads(pathlib.Path('tests/durations.json').read_text()); \
+		pathlib.Path('_build/new_tests.txt').write_text(''.join(i + '\n' for i in open('_build/collected.txt').read().splitlines() if i not in r))"; \
+	if [ -s _build/new_tests.txt ]; then \
+		$(PY) -m pytest -q --junitxml=_build/junit-new.xml $$(cat _build/new_tests.txt) $(PYTEST_ARGS); \
+		$(PY) tools/test_durations.py --merge _build/junit-new.xml _build/collected.txt; \
+	else echo "tests/durations.json lists every library test"; fi
 
 bench: $(STAMP)
 	@if [ -f benchmarks/__main__.py ]; then \

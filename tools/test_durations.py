@@ -6,6 +6,9 @@ cost); ``make check`` runs the others. A test missing from the file counts as fa
 new test runs in ``make check`` until the file is regenerated:
 
     make durations        # = pytest --junitxml=_build/junit.xml; python tools/test_durations.py _build/junit.xml
+
+or until its time is added: ``make durations-new`` runs only the tests the file does not list and
+merges their times in (``--merge``), dropping the tests no longer collected.
 """
 
 from __future__ import annotations
@@ -34,10 +37,17 @@ def durations(report: Path) -> dict[str, float]:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 1:
-        print("usage: python tools/test_durations.py JUNIT_XML", file=sys.stderr)
+    merge = "--merge" in argv
+    args = [a for a in argv if a != "--merge"]
+    if len(args) not in (1, 2) or (len(args) == 2 and not merge):
+        print("usage: python tools/test_durations.py JUNIT_XML\n"
+              "       python tools/test_durations.py --merge JUNIT_XML COLLECTED_IDS", file=sys.stderr)
         return 2
-    table = durations(Path(argv[0]))
+    table = durations(Path(args[0]))
+    if merge:  # the recorded times, less the tests no longer collected, with the report's added
+        collected = set(Path(args[1]).read_text(encoding="utf-8").splitlines())
+        recorded = json.loads(OUT.read_text(encoding="utf-8")) if OUT.is_file() else {}
+        table = {k: v for k, v in recorded.items() if k in collected} | table
     OUT.write_text(json.dumps(dict(sorted(table.items())), indent=0) + "\n", encoding="utf-8")
     print(f"{OUT.relative_to(ROOT)}: {len(table)} tests, {sum(table.values()):.0f} s in all")
     return 0

@@ -55,14 +55,31 @@ def lab_server(request):
         server.stop()
 
 
+def visited_chapters(items) -> list[str]:
+    """The chapter pages the selected tests read through ``chapter_visits``: each test's ``rel`` parameter,
+    or the chapters its ``visits`` marker names."""
+    chapters: list[str] = []
+    for item in items:
+        if "chapter_visits" not in getattr(item, "fixturenames", ()):
+            continue
+        marker = item.get_closest_marker("visits")
+        callspec = getattr(item, "callspec", None)
+        named = list(marker.args) if marker else [callspec.params["rel"]] if callspec and "rel" in callspec.params else []
+        if not named:
+            raise pytest.UsageError(f"{item.nodeid} reads chapter_visits but names no chapter: "
+                                    "parametrize it by `rel` or mark it @pytest.mark.visits(rel)")
+        chapters += [rel for rel in named if rel not in chapters]
+    return chapters
+
+
 @pytest.fixture(scope="session", autouse=True)
 def chapter_visitor(request):
     """The chapters' visits (visits.py), started in a process of their own as the session starts when a
-    test that reads them is selected and the book and Chromium are there."""
-    wanted = any(getattr(item, "fixturenames", None) and "chapter_visits" in item.fixturenames
-                 for item in request.session.items)
+    test that reads them is selected and the book and Chromium are there: only the chapters the selected
+    tests read."""
+    wanted = visited_chapters(request.session.items)
     if wanted and (SITE / "index.html").is_file() and chromium_path() is not None:
-        visits.start_visitor()
+        visits.start_visitor(wanted)
     yield
     visits.stop_visitor()
 

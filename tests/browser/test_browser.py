@@ -54,11 +54,35 @@ def test_page_loads_without_errors(browser_context, rel):
         wait_for_typesetting(page)
         page.evaluate("() => document.fonts.ready.then(() => true)")  # the screenshot with its fonts
         page.screenshot(path=str(SCREENSHOTS / shot_name(rel)), full_page=False)
+        if rel.startswith(LAZY_MATH_PREFIX):
+            _check_lazy_math(page, rel)
         assert errors == [], f"{rel}: {errors}"
     finally:
         page.close()
 
 
+#: The pages whose formulas are typeset lazily (book/_ext/page_assets.py's LAZY_MATH_PREFIX).
+LAZY_MATH_PREFIX = "book/api/"
+#: Formulas of the page: typeset ones, and those MathJax's ui/lazy still holds as placeholders.
+MATH_COUNTS = """() => ({containers: document.querySelectorAll('mjx-container').length,
+                     waiting: document.querySelectorAll('mjx-container mjx-lazy').length})"""
+
+
+def _check_lazy_math(page, rel: str) -> None:
+    """An API page typesets its formulas as they near the screen (book/_ext/page_assets.py): at load those
+    far down wait, and the last one is typeset once scrolled to."""
+    counts = page.evaluate(MATH_COUNTS)
+    if counts["containers"] < 50:  # a short page: everything near the screen
+        return
+    assert counts["waiting"] > 0, f"{rel}: not typeset lazily: {counts}"
+    page.locator("mjx-container").last.scroll_into_view_if_needed()
+    # MathJax puts a new container in the placeholder's place: look the last one up again.
+    page.wait_for_function("""() => { const last = [...document.querySelectorAll('mjx-container')].pop();
+                                      return !last.querySelector('mjx-lazy') && !!last.querySelector('mjx-math'); }""",
+                           timeout=10_000)
+
+
+@pytest.mark.visits(MATH_CHAPTER)
 def test_math_is_typeset_on_chapter_3(chapter_visits):
     report = chapter_visits(MATH_CHAPTER)  # the chapter's one visit (visits.py)
     math = report["math"]

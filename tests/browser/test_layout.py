@@ -95,6 +95,7 @@ def test_chapter_at_390px_and_printed(chapter_visits, rel):
 
 
 @needs_book
+@pytest.mark.visits(MATH_CHAPTER)
 def test_a_fold_opens_to_its_verdicts_and_the_ledger_link_opens_it(chapter_visits):
     fold = chapter_visits(MATH_CHAPTER)["fold"]  # opened during the chapter's one visit
     assert re.fullmatch(r"✓ \d+ checks?", fold["summary"]), fold["summary"]
@@ -105,6 +106,7 @@ def test_a_fold_opens_to_its_verdicts_and_the_ledger_link_opens_it(chapter_visit
 
 
 @needs_book
+@pytest.mark.visits(MENU_CHAPTER)
 def test_phone_menu_opens_and_lists_the_chapters(chapter_visits):
     report = chapter_visits(MENU_CHAPTER)  # opened during the chapter's one visit, at 390 px
     menu = report["menu"]

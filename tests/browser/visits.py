@@ -7,12 +7,14 @@ equations again on resize), measures it there, moves its kernel-free slider wher
 one chapter it opens a fold of check verdicts), and last emulates print at an A4 text width. The
 tests (``test_layout.py``, ``test_browser.py``) read the report; the page is not opened again.
 
-The visits run in a process of their own with its own Chromium (``python visits.py``), started
-with the test session (conftest.py) and going through the chapters in the tests' order, two pages
-ahead: each report is written to ``_build/visits/<chapter>.json`` as soon as it is measured, and
-:func:`visit` waits for that file. Meanwhile the test process checks the other pages in its own
-Chromium, so that the two streams share the two cores (measured on 2 cores: 126-135 s for the whole
-browser stage with the visits in the test process).
+The visits run in processes of their own (``python visits.py CHAPTER...``), :data:`VISITORS` of
+them with a Chromium each, started with the test session (conftest.py). They share the chapters the
+selected tests read (their ``rel`` parameter, or their ``visits`` marker), dealt in turn in the
+tests' order, and each goes through its share two pages ahead: each report is written to
+``_build/visits/<chapter>.json`` as soon as it is measured, and :func:`visit` waits for that file.
+Meanwhile the test process checks the other pages in its own Chromium. Measured on 2 cores
+(2026-11-29, pytest's time for the whole browser stage): 113.6 s with one visiting process, whose
+visits then ended last (the test process idle for its last 35 s), 106.5 s and 107.0 s with two.
 """
 
 from __future__ import annotations
@@ -55,7 +57,9 @@ DIALOG_OPEN = "id => { const d = document.getElementById(id); return !!d && d.op
 #: current one is measured (two renderers on two cores).
 AHEAD = 2
 
-#: Where the visiting process writes one report per chapter.
+#: Visiting processes, each with its own Chromium, which share the chapters between them.
+VISITORS = 2
+#: Where the visiting processes write one report per chapter.
 REPORTS_DIR = ROOT / "_build" / "visits"
 #: Seconds a test waits for one chapter's report before it fails.
 REPORT_TIMEOUT = 300.0
@@ -197,57 +201,70 @@ def _shown_within(page, expression: str, arg, timeout_ms: int = 5_000) -> bool:
         return False
 
 
-def _visit_order() -> list[str]:
-    """The chapters in the order the tests visit them: test_browser.py's, then test_layout.py's."""
+def _visit_order(selected: list[str] | None = None) -> list[str]:
+    """The chapters in the order the tests visit them: test_browser.py's, then test_layout.py's; only
+    those of ``selected`` when given (the chapters the session's tests read)."""
     chapters = sorted(str(p.relative_to(SITE)) for p in (SITE / "book").glob("[0-9][0-9]_*.html"))
     first = [MATH_CHAPTER] + [rel for rel in SLIDER_CHAPTERS if rel != MATH_CHAPTER]
-    return first + [rel for rel in chapters if rel not in first]
+    order = first + [rel for rel in chapters if rel not in first]
+    return order if selected is None else [rel for rel in order if rel in selected]
 
 
 def report_path(rel: str) -> Path:
     return REPORTS_DIR / (Path(rel).stem + ".json")
 
 
-def start_visitor() -> None:
-    """Start the visiting process (once): it visits every chapter and writes each report."""
-    if "process" in _VISITOR:
+def start_visitor(chapters: list[str] | None = None) -> None:
+    """Start the visiting processes (once): :data:`VISITORS` of them, which visit ``chapters`` (every
+    chapter when None) between them, dealt in turn in the tests' order, and write each report."""
+    if "processes" in _VISITOR:
         return
+    order = _visit_order(chapters)
+    _VISITOR["chapters"] = order
     if REPORTS_DIR.is_dir():
         for old in REPORTS_DIR.glob("*.json"):
             old.unlink()
     REPORTS_DIR.mkdir(parents=True, exist_ok=True)
-    log = tempfile.TemporaryFile()
-    _VISITOR["log"] = log
-    _VISITOR["process"] = subprocess.Popen([sys.executable, str(Path(__file__))], stdout=log,
-                                           stderr=subprocess.STDOUT, cwd=str(Path(__file__).parent))
+    processes = []
+    for share in (order[i::VISITORS] for i in range(VISITORS)):
+        if not share:
+            continue
+        log = tempfile.TemporaryFile()
+        process = subprocess.Popen([sys.executable, str(Path(__file__)), *share], stdout=log,
+                                   stderr=subprocess.STDOUT, cwd=str(Path(__file__).parent))
+        processes.append((process, log, share))
+    _VISITOR["processes"] = processes
 
 
 def stop_visitor() -> None:
-    process = _VISITOR.pop("process", None)
-    if process is not None and process.poll() is None:
-        process.terminate()
-        process.wait(timeout=30)
+    for process, _, _ in _VISITOR.pop("processes", []):
+        if process.poll() is None:
+            process.terminate()
+            process.wait(timeout=30)
 
 
-def _visitor_output() -> str:
-    log = _VISITOR["log"]
+def _visitor_output(log) -> str:
     log.seek(0)
     return log.read().decode("utf-8", "replace")[-4000:]
 
 
 def visit(rel: str) -> dict:
-    """The measurements of one chapter page: the visiting process's report, waited for."""
+    """The measurements of one chapter page: its visiting process's report, waited for."""
     if rel in _REPORTS:
         return _REPORTS[rel]
     start_visitor()
-    path, process = report_path(rel), _VISITOR["process"]
+    if rel not in _VISITOR["chapters"]:
+        raise ValueError(f"{rel} is not among the chapters this session visits ({_VISITOR['chapters']}): "
+                         "mark the test that reads it with @pytest.mark.visits(rel)")
+    process, log = next((process, log) for process, log, share in _VISITOR["processes"] if rel in share)
+    path = report_path(rel)
     deadline = time.monotonic() + REPORT_TIMEOUT
     while not path.is_file():
         if process.poll() is not None and not path.is_file():
             raise RuntimeError(f"the visiting process ended ({process.returncode}) with no report of {rel}:\n"
-                               + _visitor_output())
+                               + _visitor_output(log))
         if time.monotonic() > deadline:
-            raise TimeoutError(f"no report of {rel} after {REPORT_TIMEOUT:g} s:\n" + _visitor_output())
+            raise TimeoutError(f"no report of {rel} after {REPORT_TIMEOUT:g} s:\n" + _visitor_output(log))
         time.sleep(0.05)
     report = json.loads(path.read_text(encoding="utf-8"))
     if "exception" in report:
@@ -262,15 +279,17 @@ def _write_report(rel: str, report: dict) -> None:
     os.replace(tmp, report_path(rel))  # whole, or not there
 
 
-def _visit_all() -> int:
-    """The visiting process: every chapter, in the tests' order, in a Chromium of its own."""
+def _visit_all(selected: list[str] | None = None) -> int:
+    """The visiting process: every chapter (or those ``selected``), in the tests' order, in a Chromium of
+    its own."""
     from playwright.sync_api import sync_playwright
 
     with tempfile.TemporaryDirectory(prefix="slr-visits-") as profile, sync_playwright() as pw:
         context = pw.chromium.launch_persistent_context(profile, executable_path=chromium_path(), headless=True,
                                                         args=CHROMIUM_FLAGS, viewport={"width": 1280, "height": 900})
         try:
-            for rel in _visit_order():
+            _VISITOR["order"] = _visit_order(selected)
+            for rel in _VISITOR["order"]:
                 try:
                     report = _measure(context, rel)
                 except Exception:  # the test of this chapter fails with it; the others go on
@@ -284,7 +303,7 @@ def _visit_all() -> int:
 def _measure(context, rel: str) -> dict:
     """Open one chapter page (unless opened ahead), measure it, close it; the next ones opened ahead."""
     page, errors = _OPENING.pop(rel, None) or open_committed(context, rel, PHONE)
-    order = _visit_order()
+    order = _VISITOR.get("order") or _visit_order()
     for later in [r for r in order[order.index(rel) + 1:] if r not in _OPENING][:AHEAD]:
         _OPENING[later] = open_committed(context, later, PHONE)
     try:
@@ -318,4 +337,4 @@ def _measure(context, rel: str) -> dict:
 
 
 if __name__ == "__main__":
-    sys.exit(_visit_all())
+    sys.exit(_visit_all(sys.argv[1:] or None))
