@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -171,14 +172,19 @@ def test_a_chapter_whose_kernel_hangs_is_killed_and_executed_again(tmp_path, mon
     monkeypatch.setattr(execute_chapters, "NATIVE_STACKS", False)  # gdb is tested above
     monkeypatch.setattr(execute_chapters, "HANGS_DIR", tmp_path / "hangs")
     monkeypatch.setattr(execute_chapters, "CHECKS_DIR", tmp_path / "checks")
+    kernels = tmp_path / "tmp"
+    kernels.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(kernels))  # where IPCKernelManager makes its folders
     path, seconds, note = execute_chapters._execute((str(chapter), str(tmp_path / "cache"), 120))
     assert seconds is not None and "executed again after a hang" in note, note
+    assert not list(kernels.glob("slr-kernel-*"))  # both kernels' folders removed at their shutdown
     assert flag.exists() and (tmp_path / "hangs" / "hangs_once-1.txt").is_file()
     # A kernel that hangs every time: killed twice, and the chapter fails, saying why.
     flag.unlink()
     chapter.write_text(chapter.read_text().replace("if not flag.exists():", "if True:"), encoding="utf-8")
     path, seconds, failure = execute_chapters._execute((str(chapter), str(tmp_path / "cache"), 120))
     assert seconds is None and failure.startswith("(hung: stacks in"), failure
+    assert not list(kernels.glob("slr-kernel-*"))
 
 
 def test_chapter_kernels_use_unix_sockets_in_folders_of_their_own():

@@ -208,7 +208,18 @@ class IPCKernelManager(AsyncKernelManager):
     def __init__(self, **kwargs):
         folder = tempfile.mkdtemp(prefix="slr-kernel-")
         super().__init__(transport="ipc", ip=os.path.join(folder, "kernel"), **kwargs)
+        self._folder = folder
         weakref.finalize(self, shutil.rmtree, folder, True)
+
+    async def _async_cleanup_resources(self, restart: bool = False) -> None:
+        """jupyter_client's cleanup (the connection file, the socket files), then the folder, once the
+        kernel is shut down for good: a pool's worker that exits may never collect the manager (the
+        finalizer alone left 5 empty folders in /tmp from one build)."""
+        await super()._async_cleanup_resources(restart=restart)
+        if not restart:
+            shutil.rmtree(self._folder, ignore_errors=True)
+
+    cleanup_resources = _async_cleanup_resources
 
 
 def chapter_budgets() -> dict[str, float]:
