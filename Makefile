@@ -185,8 +185,7 @@ durations-new: $(STAMP)
 	@mkdir -p _build; \
 	$(PY) -m pytest --ignore=tests/browser --ignore=tests/install --collect-only -q $(PYTEST_ARGS) \
 		| grep '::' > _build/collected.txt; \
-	$(PY) -c "import json, pathlib; r = json.loads(pathlib.Path('tests/durations.json').read_text()); \
-		pathlib.Path('_build/new_tests.txt').write_text(''.join(i + '\n' for i in open('_build/collected.txt').read().splitlines() if i not in r))"; \
+	$(PY) tools/test_durations.py --missing _build/collected.txt > _build/new_tests.txt; \
 	if [ -s _build/new_tests.txt ]; then \
 		$(PY) -m pytest -q --junitxml=_build/junit-new.xml $$(cat _build/new_tests.txt) $(PYTEST_ARGS); \
 		$(PY) tools/test_durations.py --merge _build/junit-new.xml _build/collected.txt; \

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import tempfile
@@ -199,3 +200,25 @@ def test_chapter_kernels_use_unix_sockets_in_folders_of_their_own():
 
     gc.collect()
     assert not any(f.exists() for f in folders)
+
+
+def test_durations_missing_and_merge(tmp_path, monkeypatch, capsys):
+    """tools/test_durations.py: --missing lists the collected ids the file lacks; --merge keeps the recorded
+    times of tests still collected, adds the report's, and drops the tests no longer collected."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+    import test_durations as tool
+
+    out = tmp_path / "durations.json"
+    monkeypatch.setattr(tool, "OUT", out)
+    monkeypatch.setattr(tool, "ROOT", tmp_path)
+    out.write_text('{"tests/test_a.py::old": 2.5, "tests/test_a.py::gone": 9.0}')
+    collected = tmp_path / "collected.txt"
+    collected.write_text("tests/test_a.py::old\ntests/test_a.py::new[1]\n")
+    assert tool.main(["--missing", str(collected)]) == 0
+    assert capsys.readouterr().out.split() == ["tests/test_a.py::new[1]"]
+    junit = tmp_path / "junit.xml"
+    junit.write_text('<testsuites><testsuite><testcase classname="tests.test_a" name="new[1]" time="0.75"/>'
+                     "</testsuite></testsuites>")
+    assert tool.main(["--merge", str(junit), str(collected)]) == 0
+    assert json.loads(out.read_text()) == {"tests/test_a.py::new[1]": 0.75, "tests/test_a.py::old": 2.5}
+    assert tool.main(["--merge", str(junit)]) == 2  # the collected ids are required

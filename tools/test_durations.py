@@ -36,18 +36,29 @@ def durations(report: Path) -> dict[str, float]:
             for case in root.iter("testcase")}
 
 
+def recorded() -> dict[str, float]:
+    """The times in ``tests/durations.json`` (empty when there is none)."""
+    return json.loads(OUT.read_text(encoding="utf-8")) if OUT.is_file() else {}
+
+
 def main(argv: list[str]) -> int:
-    merge = "--merge" in argv
-    args = [a for a in argv if a != "--merge"]
-    if len(args) not in (1, 2) or (len(args) == 2 and not merge):
-        print("usage: python tools/test_durations.py JUNIT_XML\n"
-              "       python tools/test_durations.py --merge JUNIT_XML COLLECTED_IDS", file=sys.stderr)
+    usage = ("usage: python tools/test_durations.py JUNIT_XML\n"
+             "       python tools/test_durations.py --merge JUNIT_XML COLLECTED_IDS\n"
+             "       python tools/test_durations.py --missing COLLECTED_IDS")
+    if len(argv) == 2 and argv[0] == "--missing":  # the collected ids the file does not list, one a line
+        listed = recorded()
+        for node in Path(argv[1]).read_text(encoding="utf-8").splitlines():
+            if node and node not in listed:
+                print(node)
+        return 0
+    if len(argv) == 3 and argv[0] == "--merge":  # the recorded times of tests still collected, the report's added
+        collected = set(Path(argv[2]).read_text(encoding="utf-8").splitlines())
+        table = {k: v for k, v in recorded().items() if k in collected} | durations(Path(argv[1]))
+    elif len(argv) == 1 and not argv[0].startswith("--"):
+        table = durations(Path(argv[0]))
+    else:
+        print(usage, file=sys.stderr)
         return 2
-    table = durations(Path(args[0]))
-    if merge:  # the recorded times, less the tests no longer collected, with the report's added
-        collected = set(Path(args[1]).read_text(encoding="utf-8").splitlines())
-        recorded = json.loads(OUT.read_text(encoding="utf-8")) if OUT.is_file() else {}
-        table = {k: v for k, v in recorded.items() if k in collected} | table
     OUT.write_text(json.dumps(dict(sorted(table.items())), indent=0) + "\n", encoding="utf-8")
     print(f"{OUT.relative_to(ROOT)}: {len(table)} tests, {sum(table.values()):.0f} s in all")
     return 0

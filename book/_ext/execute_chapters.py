@@ -41,8 +41,8 @@ flat, while the executor waits for the cell's reply. It looks like the hangs rep
 ipykernel 7, whose shell messages pass through a thread of their own and inproc sockets
 (ipython/ipykernel#1554, #1529: a request left unread on a socket whose wake-up was consumed, the
 kernel idle at 0 % CPU); 7.4.0 carries #1529's fix, so which race it was is not shown.
-requirements.lock pins ipykernel 6.31.0, whose shell runs on the main thread: the first build under
-it (all 19 chapters, two at a time, 2026-11-29) did not hang. The watchdog stays as the net: a chapter's
+requirements.lock pins ipykernel 6.31.0, whose shell runs on the main thread: the first three builds
+under it (all 19 chapters, two at a time, 2026-11-29: one local, two CI runs) did not hang. The watchdog stays as the net: a chapter's
 kernel that uses less than ``STALL_CPU_SECONDS`` of CPU over ``STALL_SECONDS`` while a cell runs is
 taken as hung: its native stacks (gdb, when installed) go to ``_build/hangs/<chapter>.txt``, it is
 killed, and the chapter is executed once more in a fresh kernel, said in the log and the table. A
@@ -106,7 +106,8 @@ def single_thread_environment(environ: dict[str, str]) -> dict[str, str]:
 #: A kernel is taken as hung when, over ``STALL_SECONDS`` of a chapter's execution, its CPU time (with its
 #: children's) grew by less than ``STALL_CPU_SECONDS``. Every chapter computes from its first cell to its
 #: last (no cell waits on the network or a person), so a live kernel uses nearly a core, or half of one
-#: beside another chapter on 2 cores: 120 s of it is more than 50 s of CPU, ten times the threshold.
+#: beside another chapter on 2 cores; the threshold, 5 s in 120 s, is 4 % of one core (no per-window
+#: minimum was measured).
 #: (240 s until 2026-11-29: each hang cost that much before the chapter ran again.)
 STALL_SECONDS = 120.0
 STALL_CPU_SECONDS = 5.0
