@@ -17,7 +17,6 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,8 +55,9 @@ def _cells_needed(sources: list[str]) -> list[int]:
     return sorted(keep)
 
 
-def _chapter_up_to_the_check(perturb: bool) -> nbformat.NotebookNode:
+def _chapter_up_to_the_check(perturb: bool) -> "nbformat.NotebookNode":  # noqa: F821 (imported here)
     import jupytext
+    import nbformat  # not at collection: its import builds jsonschema's format checkers (a second)
 
     nb = jupytext.read(CHAPTER)
     code = [c for c in nb.cells if c.cell_type == "code"]
