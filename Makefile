@@ -174,11 +174,14 @@ test: $(STAMP) $(MATHJAX_STAMP) chromium
 
 # The loop while writing: the library tests recorded as fast (tests/durations.json; the
 # others are marked slow), then every chapter whose code cells changed since their cached
-# run (book/_ext/execute_chapters.py, with its table of times against budgets.yml).
+# run (book/_ext/execute_chapters.py, with its table of times against budgets.yml). The
+# tests keep their compiled programs in $(JAX_CACHE)/check from one run to the next (JAX's
+# key holds the program, the flags and the versions: a changed program is compiled again);
+# `make test` empties $(JAX_CACHE) when it starts.
 # `make test` stays the full gate.
 check: $(STAMP)
 	@start=$$(date +%s); \
-	$(LIBRARY_XLA) $(PY) -m pytest --ignore=tests/browser --ignore=tests/install -m "not slow" -q $(XDIST) $(PYTEST_ARGS); \
+	$(LIBRARY_XLA) $(call JAX_CACHE_ENV,check) $(PY) -m pytest --ignore=tests/browser --ignore=tests/install -m "not slow" -q $(XDIST) $(PYTEST_ARGS); \
 	$(PY) book/_ext/execute_chapters.py --jobs $(BOOK_JOBS); \
 	echo "make check: $$(( $$(date +%s) - start )) s"
 

@@ -28,12 +28,21 @@ def _shared_fixtures(item) -> set[tuple[str, str]]:
     return out
 
 
+def _recorded_id(item) -> str:
+    """The test's id as tests/durations.json records it (a serial run): without the ``@group`` that
+    pytest-xdist's ``--dist loadgroup`` appends to the id of a test marked ``xdist_group``."""
+    marker = item.get_closest_marker("xdist_group")
+    group = (marker.args[0] if marker.args else marker.kwargs.get("name")) if marker else None
+    suffix = f"@{group}"
+    return item.nodeid[: -len(suffix)] if group and item.nodeid.endswith(suffix) else item.nodeid
+
+
 def pytest_collection_modifyitems(config, items):
     """Mark ``slow`` each test recorded above SLOW_SECONDS, and each test that shares a module- or
     session-scoped fixture first set up by such a test (the recorded time of the first user of a
     fixture includes its setup: without it, the next user would pay for it)."""
     recorded = json.loads(DURATIONS.read_text(encoding="utf-8")) if DURATIONS.is_file() else {}
-    slow = {item.nodeid for item in items if recorded.get(item.nodeid, 0.0) > SLOW_SECONDS}
+    slow = {item.nodeid for item in items if recorded.get(_recorded_id(item), 0.0) > SLOW_SECONDS}
     shared = {item.nodeid: _shared_fixtures(item) for item in items}
     first_user: dict[tuple[str, str], str] = {}
     for item in items:

@@ -11,9 +11,11 @@ fails when the grouping stops holding.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 GROUPED = textwrap.dedent(
     """
@@ -51,3 +53,19 @@ def test_loadgroup_keeps_a_group_on_one_worker(tmp_path):
     assert len(grouped) == 1, f"the group ran on {sorted(grouped)}"
     # The other tests are dealt out to both workers: two workers really ran.
     assert len(grouped | loose) == 2, (grouped, loose)
+
+
+def test_not_slow_leaves_out_the_slow_tests_of_a_group_on_two_workers():
+    """`make check` (``-m "not slow"``, two workers, ``--dist loadgroup``) leaves out the tests that
+    tests/durations.json records as slow, also in a module marked ``xdist_group``, whose ids loadgroup
+    suffixes with ``@group`` (``conftest._recorded_id`` strips it; without it, the four cross-ISA tests,
+    35 s, ran in every `make check`)."""
+    root = Path(__file__).resolve().parents[1]
+    recorded = json.loads((root / "tests" / "durations.json").read_text(encoding="utf-8"))
+    ids = [k for k in recorded if k.startswith("tests/test_cross_isa.py::")]
+    # Recorded far above SLOW_SECONDS (1 s, tests/conftest.py): its first test sets up the module's runs.
+    assert ids and recorded[ids[0]] > 10
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2",
+                           "--dist", "loadgroup", "-m", "not slow", "tests/test_cross_isa.py"],
+                          cwd=root, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 5, proc.stdout[-2000:] + proc.stderr[-2000:]  # 5: no test ran
