@@ -9,19 +9,21 @@
 #                    compiled for SSE4.2), slrlib alone in a fresh venv from its wheel
 #                    (tests/install), make book-fresh, then the
 #                    browser test (tests/browser: static checks and headless Chromium) on it
-#   make check       the loop while writing (about 2 min): the library tests recorded as
-#                    fast (tests/durations.json), then the chapters whose code changed,
-#                    through the cache
+#   make check       the loop while writing (about 2 min): the library's formatting (ruff),
+#                    the library tests recorded as fast (tests/durations.json), then the
+#                    chapters whose code changed, through the cache
 #   make durations   record each library test's time into tests/durations.json
-#   make bench       set up .venv (first use), run benchmarks/ (if any)
+#   make bench       set up .venv (first use), run benchmarks/ (the pages row needs a built
+#                    book: make book first)
 #   make lab         set up .venv (first use), write every chapter as a notebook for
 #                    JupyterLab (book/_ext/to_notebook.py) into _build/lab, and open JupyterLab
 #                    there: MyST rendered (jupyterlab-myst), the prose's numbers filled in as
 #                    the cells run
 #   make clean       remove _build/ (the jupyter-cache included)
 #
-# Only python3 (3.11) is needed beforehand; everything else is installed into .venv
-# from the exact pins in requirements.lock.
+# Only python3 (3.11), Node.js and npm are needed beforehand; everything else is installed
+# into .venv from the exact pins in requirements.lock, and into node_modules from
+# package-lock.json.
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -30,16 +32,11 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-# MathJax 3, served from the build (no CDN): the npm registry's package, fetched once at
-# install time into .cache/, checked against its SHA-256 and unpacked (only the files the
-# book needs) into _vendor/mathjax, which Sphinx copies to _build/html/_static/mathjax.
-# The version is set here only (mathjax_path in _config.yml names no version).
-MATHJAX_VERSION := 3.2.2
-MATHJAX_SHA256  := 1b9c0a1c44df864e915690558e72adb9cc5203360daefd385084ced3b6c64c09
-MATHJAX_TGZ     := .cache/mathjax-$(MATHJAX_VERSION).tgz
-MATHJAX_DIR     := _vendor/mathjax
-MATHJAX_STAMP   := $(MATHJAX_DIR)/.version-$(MATHJAX_VERSION)
-MATHJAX_FILES   := tex-chtml.js input/tex/extensions output/chtml/fonts/woff-v2 a11y ui
+# The book's tools from the npm registry, pinned with their checksums in package-lock.json and
+# installed by `npm ci` (Node and npm must be on PATH): MathJax (mathjax-full), which typesets every
+# formula when the book is built (book/_ext/typeset_math.py), and axe-core, the accessibility
+# checker of tests/browser. Nothing is fetched at build or test time.
+NODE_STAMP := node_modules/.installed
 # Headless Chromium for the browser test (Debian's package; installed when missing).
 CHROMIUM ?= chromium
 
@@ -96,33 +93,22 @@ JAX_CACHE_ENV = JAX_COMPILATION_CACHE_DIR=$(JAX_CACHE)/$(1) JAX_PERSISTENT_CACHE
 # (tests/test_cross_isa.py sets its own XLA_FLAGS) and the book build run at the default level.
 LIBRARY_XLA = XLA_FLAGS="$(strip $(XLA_FLAGS) --xla_backend_optimization_level=0)"
 
+# The library's code formatted to PEP 8's 79 characters (ruff, pinned in requirements.lock; its
+# settings in pyproject.toml): the chapters show it in code blocks 79 characters wide.
+FORMAT_CHECK = ($(VENV)/bin/ruff format --check --quiet slrlib || { echo "run: $(VENV)/bin/ruff format slrlib" >&2; false; })
+
 .DEFAULT_GOAL := book
-.PHONY: book book-fresh test check durations durations-new bench clean install mathjax chromium lab
+.PHONY: book book-fresh test check durations durations-new bench clean install chromium lab
 
 # The chapters as notebooks for JupyterLab (book/_ext/lab.py).
 LAB_DIR    := _build/lab
 
-install: $(STAMP) $(MATHJAX_STAMP)
+install: $(STAMP) $(NODE_STAMP)
 
-mathjax: $(MATHJAX_STAMP)
-
-$(MATHJAX_STAMP):
-	@mkdir -p .cache; \
-	if [ ! -f $(MATHJAX_TGZ) ]; then \
-		(cd .cache && npm pack --silent mathjax@$(MATHJAX_VERSION) >/dev/null); \
-	fi; \
-	echo "$(MATHJAX_SHA256)  $(MATHJAX_TGZ)" | sha256sum -c --quiet - \
-		|| { rm -f $(MATHJAX_TGZ); echo "mathjax: checksum mismatch, download removed" >&2; exit 1; }; \
-	rm -rf $(MATHJAX_DIR) .cache/mathjax-unpack; mkdir -p $(MATHJAX_DIR) .cache/mathjax-unpack; \
-	tar -xzf $(MATHJAX_TGZ) -C .cache/mathjax-unpack; \
-	for f in $(MATHJAX_FILES) ; do \
-		mkdir -p $(MATHJAX_DIR)/$$(dirname $$f); \
-		cp -r .cache/mathjax-unpack/package/es5/$$f $(MATHJAX_DIR)/$$f; \
-	done; \
-	cp .cache/mathjax-unpack/package/LICENSE $(MATHJAX_DIR)/LICENSE; \
-	rm -rf .cache/mathjax-unpack; \
-	touch $@; \
-	echo "mathjax $(MATHJAX_VERSION): $$(du -sk $(MATHJAX_DIR) | cut -f1) KB in $(MATHJAX_DIR)"
+$(NODE_STAMP): package.json package-lock.json
+	@command -v npm >/dev/null || { echo "npm is needed (with Node.js) to install the book's tools" >&2; exit 1; }
+	@npm ci --no-audit --no-fund --ignore-scripts --cache .cache/npm --loglevel=error
+	@touch $@
 
 chromium:
 	@command -v $(CHROMIUM) >/dev/null || \
@@ -136,7 +122,7 @@ $(STAMP): requirements.lock pyproject.toml
 	touch $@; \
 	echo "install: $$(( $$(date +%s) - start )) s"
 
-book: $(STAMP) $(MATHJAX_STAMP)
+book: $(STAMP) $(NODE_STAMP)
 	@start=$$(date +%s); \
 	all=$$([ -f $(BOOK_OK) ] || echo --all); \
 	rm -f $(BOOK_OK); \
@@ -148,7 +134,7 @@ book: $(STAMP) $(MATHJAX_STAMP)
 
 # Every chapter executed again, each in a fresh kernel (the cache is emptied, then refilled
 # by the build), and every page re-read and rewritten (--all).
-book-fresh: $(STAMP) $(MATHJAX_STAMP)
+book-fresh: $(STAMP) $(NODE_STAMP)
 	@start=$$(date +%s); \
 	rm -rf $(JB_CACHE) $(BOOK_OK); \
 	$(PY) book/_ext/execute_chapters.py --jobs $(BOOK_JOBS); \
@@ -162,10 +148,10 @@ book-fresh: $(STAMP) $(MATHJAX_STAMP)
 # HTML and headless Chromium) on _build/html. Each stage's wall time (and exit status) goes
 # to $(STAGES); the table of them is printed at the end, or where a stage fails
 # (tools/stage_table.py, against the budgets in budgets.yml). "install" is everything
-# before the first stage: the venv, MathJax and Chromium (0 s when already there).
-test: $(STAMP) $(MATHJAX_STAMP) chromium
+# before the first stage: the venv, node_modules and Chromium (0 s when already there).
+test: $(STAMP) $(NODE_STAMP) chromium
 	@mkdir -p _build; rm -rf $(JAX_CACHE); printf 'install\t%s\t0\n' $$(( $$(date +%s) - $(MAKE_START) )) > $(STAGES)
-	@$(call stage,library,$(LIBRARY_XLA) $(call JAX_CACHE_ENV,native) $(PY) -m pytest --ignore=tests/browser --ignore=tests/install $(XDIST) $(PYTEST_ARGS))
+	@$(call stage,library,$(FORMAT_CHECK) && $(LIBRARY_XLA) $(call JAX_CACHE_ENV,native) $(PY) -m pytest --ignore=tests/browser --ignore=tests/install $(XDIST) $(PYTEST_ARGS))
 	@$(call stage,package,SLR_INSTALL_TEST=1 $(PY) -m pytest tests/install $(PYTEST_ARGS))
 	@$(call stage,roundoff,XLA_FLAGS=--xla_cpu_max_isa=$(OTHER_ISA) $(call JAX_CACHE_ENV,$(OTHER_ISA)) $(PY) -m pytest $(ROUNDOFF_FILES) -m roundoff $(XDIST) $(PYTEST_ARGS))
 	@$(call stage,book,$(MAKE) --no-print-directory book-fresh)
@@ -179,8 +165,9 @@ test: $(STAMP) $(MATHJAX_STAMP) chromium
 # key holds the program, the flags and the versions: a changed program is compiled again);
 # `make test` empties $(JAX_CACHE) when it starts.
 # `make test` stays the full gate.
-check: $(STAMP)
+check: $(STAMP) $(NODE_STAMP)
 	@start=$$(date +%s); \
+	$(FORMAT_CHECK); \
 	$(LIBRARY_XLA) $(call JAX_CACHE_ENV,check) $(PY) -m pytest --ignore=tests/browser --ignore=tests/install -m "not slow" -q $(XDIST) $(PYTEST_ARGS); \
 	$(PY) book/_ext/execute_chapters.py --jobs $(BOOK_JOBS); \
 	echo "make check: $$(( $$(date +%s) - start )) s"
@@ -198,7 +185,7 @@ durations-new: $(STAMP)
 		| grep '::' > _build/collected.txt; \
 	$(PY) tools/test_durations.py --missing _build/collected.txt > _build/new_tests.txt; \
 	if [ -s _build/new_tests.txt ]; then \
-		$(LIBRARY_XLA) $(PY) -m pytest -q --junitxml=_build/junit-new.xml $$(cat _build/new_tests.txt) $(PYTEST_ARGS); \
+		$(LIBRARY_XLA) $(PY) -m pytest -q --junitxml=_build/junit-new.xml @_build/new_tests.txt $(PYTEST_ARGS); \
 		$(PY) tools/test_durations.py --merge _build/junit-new.xml _build/collected.txt; \
 	else echo "tests/durations.json lists every library test"; fi
 

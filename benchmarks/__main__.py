@@ -47,8 +47,13 @@ Then chapter 16's figures ``stress_tests``, ``escape_time``, ``dynamics_timescal
 cache, and writes the wall times to ``slrlib/figures/costs.json`` (what ``python -m slrlib figure
 --list`` shows, as seconds and a class).
 
+Then the ``pages`` row (``benchmarks/pages.py``): every chapter page of the built book (``_build/html``)
+opened in headless Chromium as a first visit, at this machine's CPU and slowed 4x, three times each: when
+its first screen can be read, when it has settled, and the bytes it sends (gzipped as a web server sends
+text); its goals for the worst chapter are reported, not asserted. It needs a built book (``make book``).
+
 ``--only`` runs a subset: ``pgd``, ``fig5``, ``fig8``, ``fig10``, ``encoding``, ``softmax``, ``samples``,
-``samples_high_d``, ``dynamics``, ``figure_costs`` (comma-separated);
+``samples_high_d``, ``dynamics``, ``pages``, ``figure_costs`` (comma-separated);
 the other entries of an existing ``bench.json`` are kept.
 
 Writes ``_build/bench.json``::
@@ -99,7 +104,12 @@ def main(argv=None) -> int:
                         help="steps of the stock-Threefry baseline of Figures 8 and 10")
     parser.add_argument("--softmax-repeats", type=int, default=1, help="warm repetitions of beyond_softmax")
     parser.add_argument("--samples-repeats", type=int, default=1, help="warm repetitions of learning_curves")
-    parser.add_argument("--only", default="pgd,fig5,fig8,fig10,encoding,softmax,samples,samples_high_d", help="comma-separated subset")
+    parser.add_argument("--only", default="pgd,fig5,fig8,fig10,encoding,softmax,samples,samples_high_d,pages",
+                        help="comma-separated subset")
+    parser.add_argument("--site", default="_build/html", help="the built book the pages row opens")
+    parser.add_argument("--pages", default="", help="the pages row's chapters (stems, comma-separated; default all)")
+    parser.add_argument("--page-repeats", type=int, default=None,
+                        help="first visits per chapter page and CPU rate, median reported (default: pages.REPEATS)")
     parser.add_argument("--out", default="_build/bench.json")
     args = parser.parse_args(argv)
     only = set(args.only.split(","))
@@ -133,6 +143,15 @@ def main(argv=None) -> int:
         results["learning_curves_high_d"] = _bench_samples_high_d(args)
     if "dynamics" in only:
         results.update(_bench_dynamics(args))
+    if "pages" in only:
+        from benchmarks import pages
+
+        site = Path(args.site).resolve()
+        if (site / "index.html").is_file():
+            results["pages"] = pages.bench_pages(site, only=args.pages.split(",") if args.pages else None,
+                                                 repeats=args.page_repeats or pages.REPEATS)
+        else:
+            print(f"pages: {site} has no built book (`make book` builds it): row skipped")
     if "figure_costs" in only:
         _figure_costs()
     results["machine"] = {"cpu": _cpu_name(), "cores": os.cpu_count(), "jax": jax.__version__}
@@ -143,7 +162,7 @@ def main(argv=None) -> int:
 
 
 PARTS = ("pgd", "fig5", "fig8", "fig10", "encoding", "softmax", "samples", "samples_high_d", "dynamics",
-         "figure_costs")
+         "pages", "figure_costs")
 
 
 def _figure_costs() -> None:

@@ -40,7 +40,14 @@ from slrlib.threefry import use_unrolled_threefry as _use_unrolled_threefry  # n
 
 _use_unrolled_threefry()  # same random bits, faster on CPU (see slrlib.threefry)
 
-from slrlib import case_studies, core, experiments, extras, training, validation  # noqa: E402
+from slrlib import (
+    case_studies,
+    core,
+    experiments,
+    extras,
+    training,
+    validation,
+)  # noqa: E402
 from slrlib.core.gaussian import zeta  # noqa: E402
 from slrlib.core.predictors import (  # noqa: E402
     bayes_posterior,
@@ -128,8 +135,13 @@ __all__ = [
 #: Loaded on first use, because they need an extra (:mod:`slrlib.extras`): ``slrlib.plots``,
 #: ``slrlib.figures`` (matplotlib: ``pip install "slrlib[plots]"``) and ``slrlib.widgets``
 #: with ``Slider`` and ``slider_figure`` (``"slrlib[widgets]"``).
-_ON_FIRST_USE = {"plots": "slrlib.plots", "figures": "slrlib.figures", "widgets": "slrlib.widgets",
-                 "Slider": "slrlib.widgets", "slider_figure": "slrlib.widgets"}
+_ON_FIRST_USE = {
+    "plots": "slrlib.plots",
+    "figures": "slrlib.figures",
+    "widgets": "slrlib.widgets",
+    "Slider": "slrlib.widgets",
+    "slider_figure": "slrlib.widgets",
+}
 
 
 def __getattr__(name: str):
@@ -137,7 +149,11 @@ def __getattr__(name: str):
         import importlib
 
         module = importlib.import_module(_ON_FIRST_USE[name])
-        return module if module.__name__ == f"slrlib.{name}" else getattr(module, name)
+        return (
+            module
+            if module.__name__ == f"slrlib.{name}"
+            else getattr(module, name)
+        )
     raise AttributeError(f"module 'slrlib' has no attribute {name!r}")
 
 

@@ -8,16 +8,40 @@ from typing import Sequence
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m slrlib", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m slrlib", description=__doc__
+    )
     sub = parser.add_subparsers(dest="command", required=True)
-    fig = sub.add_parser("figure", help="regenerate figures of the book (PDF, PNG and the plotted data as CSV)")
-    fig.add_argument("names", nargs="*", metavar="NAME", help="figure names (see --list), or 'all'")
-    fig.add_argument("--out", default="figures", help="output directory (default: ./figures)")
-    fig.add_argument("--list", action="store_true", help="list the figure names and exit")
-    fig.add_argument("--bench", default="_build/bench.json",
-                     help="with --list: also show the warm seconds that this `make bench` file records "
-                          "(default: _build/bench.json, when it exists)")
-    fig.add_argument("--dpi", type=int, default=200, help="PNG resolution (default: 200, as the book shows it)")
+    fig = sub.add_parser(
+        "figure",
+        help="regenerate figures of the book (PDF, PNG and the plotted data as CSV)",
+    )
+    fig.add_argument(
+        "names",
+        nargs="*",
+        metavar="NAME",
+        help="figure names (see --list), or 'all'",
+    )
+    fig.add_argument(
+        "--out",
+        default="figures",
+        help="output directory (default: ./figures)",
+    )
+    fig.add_argument(
+        "--list", action="store_true", help="list the figure names and exit"
+    )
+    fig.add_argument(
+        "--bench",
+        default="_build/bench.json",
+        help="with --list: also show the warm seconds that this `make bench` file records "
+        "(default: _build/bench.json, when it exists)",
+    )
+    fig.add_argument(
+        "--dpi",
+        type=int,
+        default=200,
+        help="PNG resolution (default: 200, as the book shows it)",
+    )
     args = parser.parse_args(argv)
 
     from slrlib.extras import require
@@ -34,11 +58,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     wanted = figures.names() if args.names == ["all"] else args.names
     unknown = [n for n in wanted if n not in figures.names()]
     if unknown:
-        parser.error(f"unknown figure name(s) {unknown}; known: {figures.names()}")
+        parser.error(
+            f"unknown figure name(s) {unknown}; known: {figures.names()}"
+        )
     for name in wanted:
         info = figures.write_figure(name, args.out, dpi=args.dpi)
         paths = ", ".join(str(p) for p in info["paths"])
-        print(f"{name}: computed in {info['compute_seconds']:.1f} s, wrote {paths}")
+        print(
+            f"{name}: computed in {info['compute_seconds']:.1f} s, wrote {paths}"
+        )
     return 0
 
 
@@ -52,19 +80,32 @@ def _print_list(figures, bench_path: str) -> None:
     bench = Path(bench_path)
     warm = {}
     if bench.is_file():
-        warm = {k: v["seconds"] for k, v in json.loads(bench.read_text()).items()
-                if isinstance(v, dict) and "seconds" in v}
-    print(f"cost: seconds that `python -m slrlib figure NAME` took in a fresh process, nothing cached, on "
-          f"{machine.get('cpu', '?')} ({machine.get('cores', '?')} cores, {machine.get('date', '?')}); "
-          "yours may be slower")
+        warm = {
+            k: v["seconds"]
+            for k, v in json.loads(bench.read_text()).items()
+            if isinstance(v, dict) and "seconds" in v
+        }
+    print(
+        f"cost: seconds that `python -m slrlib figure NAME` took in a fresh process, nothing cached, on "
+        f"{machine.get('cpu', '?')} ({machine.get('cores', '?')} cores, {machine.get('date', '?')}); "
+        "yours may be slower"
+    )
     if warm:
         print(f"warm: the median warm compute time in {bench}")
-    print(f"{'name':<24} {'ch':>2}  {'cost':<18}" + (f" {'warm':>7}" if warm else "") + "  title")
+    print(
+        f"{'name':<24} {'ch':>2}  {'cost':<18}"
+        + (f" {'warm':>7}" if warm else "")
+        + "  title"
+    )
     for name in figures.names():
         spec = figures.get(name)
         seconds, label = figures.cost(name)
         text = label if seconds is None else f"{seconds:5.0f} s ({label})"
-        extra = (f" {warm[name]:6.1f}s" if name in warm else f" {'':>7}") if warm else ""
+        extra = (
+            (f" {warm[name]:6.1f}s" if name in warm else f" {'':>7}")
+            if warm
+            else ""
+        )
         print(f"{name:<24} {spec.chapter:>2}  {text:<18}{extra}  {spec.title}")
 
 

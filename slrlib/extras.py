@@ -54,7 +54,9 @@ def require(module: str, needed_by: str) -> ModuleType:
     """
     top = module.split(".")[0]
     if top not in EXTRAS:
-        raise ValueError(f"module must be one of slrlib's optional dependencies {sorted(EXTRAS)}, got {module!r}")
+        raise ValueError(
+            f"module must be one of slrlib's optional dependencies {sorted(EXTRAS)}, got {module!r}"
+        )
     try:
         return importlib.import_module(module)
     except ModuleNotFoundError as err:
@@ -62,5 +64,7 @@ def require(module: str, needed_by: str) -> ModuleType:
             raise  # something else is missing: not ours to explain
         extra = EXTRAS[top]
         raise ModuleNotFoundError(
-            f"{needed_by} needs {top}, which is not installed: pip install \"slrlib[{extra}]\" "
-            f"(from a clone: pip install \".[{extra}]\")", name=top) from err
+            f'{needed_by} needs {top}, which is not installed: pip install "slrlib[{extra}]" '
+            f'(from a clone: pip install ".[{extra}]")',
+            name=top,
+        ) from err

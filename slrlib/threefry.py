@@ -51,9 +51,14 @@ def use_unrolled_threefry() -> bool:
         from jax._src.interpreters import mlir
         from jax._src.random import threefry2x32 as _tf
 
-        rule = _tf._threefry2x32_lowering_rule  # JAX's unrolled lowering (its non-CPU default)
+        rule = (
+            _tf._threefry2x32_lowering_rule
+        )  # JAX's unrolled lowering (its non-CPU default)
         mlir.register_lowering(_tf.threefry2x32_p, rule, platform="cpu")
-    except (ImportError, AttributeError):  # a JAX without these internals: keep its own lowering
+    except (
+        ImportError,
+        AttributeError,
+    ):  # a JAX without these internals: keep its own lowering
         return False
     _ACTIVE = True
     return True

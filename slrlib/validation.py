@@ -148,7 +148,9 @@ def is_concrete(x: object) -> bool:
     return not isinstance(x, jax.core.Tracer)
 
 
-def check_positive_int(value: object, name: str, *, minimum: int = 1, why: str = "") -> int:
+def check_positive_int(
+    value: object, name: str, *, minimum: int = 1, why: str = ""
+) -> int:
     """A positive integer (``bool`` excluded), at least ``minimum``; returns it as ``int``.
 
     Parameters
@@ -173,19 +175,33 @@ def check_positive_int(value: object, name: str, *, minimum: int = 1, why: str =
         When ``value`` is not an integer (a whole float included: the message says to pass an
         ``int``), is a ``bool``, or is ``< minimum``.
     """
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        if isinstance(value, float) and math.isfinite(value) and value == int(value):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+        value, numbers.Integral
+    ):
+        if (
+            isinstance(value, float)
+            and math.isfinite(value)
+            and value == int(value)
+        ):
             raise ValueError(
                 f"{name} must be a positive integer, got {value!r} (a float); pass {int(value)}"
             )
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
     if value < minimum:
         because = f": {why}" if why else ""
-        raise ValueError(f"{name} must be a positive integer (>= {minimum}{because}), got {value!r}")
+        raise ValueError(
+            f"{name} must be a positive integer (>= {minimum}{because}), got {value!r}"
+        )
     return int(value)
 
 
-def check_real_scalar(value: object, name: str, *, minimum: float | None = None, strict: bool = False) -> float:
+def check_real_scalar(
+    value: object,
+    name: str,
+    *,
+    minimum: float | None = None,
+    strict: bool = False,
+) -> float:
     """A finite real number, optionally bounded below; returns it as ``float``.
 
     Parameters
@@ -210,9 +226,17 @@ def check_real_scalar(value: object, name: str, *, minimum: float | None = None,
         When ``value`` is not a real number (``bool`` excluded), is not finite, or is below
         ``minimum``.
     """
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        arr = np.asarray(value) if not isinstance(value, (str, bytes)) else None
-        if arr is None or arr.ndim != 0 or not np.issubdtype(arr.dtype, np.number):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+        value, numbers.Real
+    ):
+        arr = (
+            np.asarray(value) if not isinstance(value, (str, bytes)) else None
+        )
+        if (
+            arr is None
+            or arr.ndim != 0
+            or not np.issubdtype(arr.dtype, np.number)
+        ):
             raise ValueError(f"{name} must be a real number, got {value!r}")
         value = arr.item()
     value = float(value)
@@ -254,7 +278,10 @@ def as_float_array(x: ArrayLike, name: str) -> jax.Array:
         arr = jnp.asarray(x)
     except (TypeError, ValueError) as err:
         raise ValueError(f"{name} must be a real array, got {x!r}") from err
-    if not (jnp.issubdtype(arr.dtype, jnp.floating) or jnp.issubdtype(arr.dtype, jnp.integer)):
+    if not (
+        jnp.issubdtype(arr.dtype, jnp.floating)
+        or jnp.issubdtype(arr.dtype, jnp.integer)
+    ):
         raise ValueError(f"{name} must be a real array, got dtype {arr.dtype}")
     if not jnp.issubdtype(arr.dtype, jnp.floating):
         arr = arr.astype(jnp.result_type(float))
@@ -277,9 +304,15 @@ def check_finite(x: ArrayLike, name: str) -> None:
         When an entry is NaN or infinite.
     """
     if not is_concrete(x):
-        check_at_run_time(~jnp.all(jnp.isfinite(x)), x, f"{name} must be finite (no NaN or inf), got {{value}}")
+        check_at_run_time(
+            ~jnp.all(jnp.isfinite(x)),
+            x,
+            f"{name} must be finite (no NaN or inf), got {{value}}",
+        )
     elif not np.all(np.isfinite(np.asarray(x))):
-        raise ValueError(f"{name} must be finite (no NaN or inf), got {_short(x)}")
+        raise ValueError(
+            f"{name} must be finite (no NaN or inf), got {_short(x)}"
+        )
 
 
 def check_nonnegative(x: ArrayLike, name: str) -> None:
@@ -298,7 +331,9 @@ def check_nonnegative(x: ArrayLike, name: str) -> None:
         When an entry is negative (or NaN).
     """
     if not is_concrete(x):
-        check_at_run_time(~jnp.all(x >= 0), x, f"{name} must be >= 0, got {{value}}")
+        check_at_run_time(
+            ~jnp.all(x >= 0), x, f"{name} must be >= 0, got {{value}}"
+        )
     elif not np.all(np.asarray(x) >= 0):
         raise ValueError(f"{name} must be >= 0, got {_short(x)}")
 
@@ -348,8 +383,12 @@ def check_broadcast(**shapes: tuple) -> tuple:
     try:
         return tuple(np.broadcast_shapes(*(tuple(s) for s in shapes.values())))
     except ValueError:
-        described = ", ".join(f"{name} {tuple(shape)}" for name, shape in shapes.items())
-        raise ValueError(f"the batch shapes (leading axes) of {described} do not broadcast together") from None
+        described = ", ".join(
+            f"{name} {tuple(shape)}" for name, shape in shapes.items()
+        )
+        raise ValueError(
+            f"the batch shapes (leading axes) of {described} do not broadcast together"
+        ) from None
 
 
 def check_shape(x: ArrayLike, name: str, shape: tuple) -> None:
@@ -370,10 +409,14 @@ def check_shape(x: ArrayLike, name: str, shape: tuple) -> None:
         When ``x`` does not have shape ``shape``.
     """
     if tuple(jnp.shape(x)) != tuple(shape):
-        raise ValueError(f"{name} must have shape {tuple(shape)}, got shape {jnp.shape(x)}")
+        raise ValueError(
+            f"{name} must have shape {tuple(shape)}, got shape {jnp.shape(x)}"
+        )
 
 
-def check_unit_norm(x: ArrayLike, name: str, tol: float = UNIT_NORM_TOL) -> None:
+def check_unit_norm(
+    x: ArrayLike, name: str, tol: float = UNIT_NORM_TOL
+) -> None:
     r"""Every vector along the last axis has Euclidean norm 1 (within ``tol``).
 
     Parameters
@@ -392,8 +435,12 @@ def check_unit_norm(x: ArrayLike, name: str, tol: float = UNIT_NORM_TOL) -> None
     """
     if not is_concrete(x):
         worst = jnp.max(jnp.abs(jnp.linalg.norm(x, axis=-1) - 1.0))
-        check_at_run_time(worst > tol, worst, f"{name} must have unit Euclidean norm along its last axis "
-                          f"(tolerance {tol}); largest | ||{name}|| - 1 | is {{value}}")
+        check_at_run_time(
+            worst > tol,
+            worst,
+            f"{name} must have unit Euclidean norm along its last axis "
+            f"(tolerance {tol}); largest | ||{name}|| - 1 | is {{value}}",
+        )
         return
     norms = np.linalg.norm(np.asarray(x), axis=-1)
     if not np.all(np.abs(norms - 1.0) <= tol):
@@ -404,7 +451,13 @@ def check_unit_norm(x: ArrayLike, name: str, tol: float = UNIT_NORM_TOL) -> None
         )
 
 
-def check_orthogonal(a: ArrayLike, b: ArrayLike, name_a: str, name_b: str, tol: float = ORTHOGONALITY_TOL) -> None:
+def check_orthogonal(
+    a: ArrayLike,
+    b: ArrayLike,
+    name_a: str,
+    name_b: str,
+    tol: float = ORTHOGONALITY_TOL,
+) -> None:
     r"""``|<a, b>| <= tol`` (Assumption 1 for k*, v*).
 
     Parameters
@@ -423,8 +476,12 @@ def check_orthogonal(a: ArrayLike, b: ArrayLike, name_a: str, name_b: str, tol: 
     """
     if not (is_concrete(a) and is_concrete(b)):
         worst = jnp.max(jnp.abs(jnp.sum(a * b, axis=-1)))
-        check_at_run_time(worst > tol, worst, f"{name_a} must be orthogonal to {name_b} (Assumption 1): "
-                          f"|<{name_a}, {name_b}>| = {{value}} > {tol}")
+        check_at_run_time(
+            worst > tol,
+            worst,
+            f"{name_a} must be orthogonal to {name_b} (Assumption 1): "
+            f"|<{name_a}, {name_b}>| = {{value}} > {tol}",
+        )
         return
     dot = float(np.max(np.abs(np.sum(np.asarray(a) * np.asarray(b), axis=-1))))
     if dot > tol:
@@ -489,4 +546,9 @@ def numpy_record(record: tuple) -> tuple:
     NamedTuple
         The same type, with ``numpy.asarray`` of each ``jax.Array`` field (other fields kept).
     """
-    return type(record)(*(np.asarray(field) if isinstance(field, jax.Array) else field for field in record))
+    return type(record)(
+        *(
+            np.asarray(field) if isinstance(field, jax.Array) else field
+            for field in record
+        )
+    )

@@ -14,6 +14,10 @@ build, fails instead of printing a number nobody reads.
   another);
 * :func:`check_that` — a qualitative fact stated in the prose ("all 30 runs recover").
 
+A one-sided comparison of Monte Carlo estimates ("softmax is no better than Bayes, within 4.5
+standard errors") checks :func:`z_scores` with :func:`check_bound`: a zero standard error would
+make an infinite z, which a one-sided bound could pass, so :func:`z_scores` refuses it.
+
 **The ledger.** Each check is recorded. When the environment variable ``SLR_CHECKS_FILE``
 names a file (the book's build sets it to ``_build/checks/<chapter>.json`` for each chapter it
 executes), the records so far are written there as JSON after every check, a failed one
@@ -34,7 +38,17 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Check", "CheckFailed", "check", "check_z", "check_bound", "check_that", "records", "DEFAULT_Z_MAX"]
+__all__ = [
+    "Check",
+    "CheckFailed",
+    "check",
+    "check_z",
+    "check_bound",
+    "check_that",
+    "z_scores",
+    "records",
+    "DEFAULT_Z_MAX",
+]
 
 #: Largest absolute z-score that :func:`check_z` accepts by default.
 DEFAULT_Z_MAX = 4.5
@@ -81,14 +95,19 @@ class Check:
     def _parts(self) -> list[str]:
         parts = []
         if self.value:
-            parts.append(self.value + (f" vs {self.reference}" if self.reference else ""))
+            parts.append(
+                self.value
+                + (f" vs {self.reference}" if self.reference else "")
+            )
         parts.extend(p for p in (self.detail, self.tolerance) if p)
         return parts
 
     def __str__(self) -> str:
         mark = "✓" if self.passed else "✗ FAILED"
         parts = self._parts()
-        return f"{mark} {self.claim}" + (f" — {'; '.join(parts)}" if parts else "")
+        return f"{mark} {self.claim}" + (
+            f" — {'; '.join(parts)}" if parts else ""
+        )
 
     __repr__ = __str__
 
@@ -99,12 +118,18 @@ class Check:
         colour = "#1b7f3b" if self.passed else "#b00020"
         mark = "✓" if self.passed else "✗ failed:"
         numbers = [html.escape(p) for p in self._parts()]
-        tail = f' <span class="slr-check-numbers">— {"; ".join(numbers)}</span>' if numbers else ""
-        return (f'<div class="slr-check slr-check-{"pass" if self.passed else "fail"}" id="{self.anchor}" '
-                f'style="border-left: 3px solid {colour}; padding: 0.1em 0.6em; margin: 0.2em 0; '
-                f'font-size: 0.9em; overflow-wrap: anywhere">'
-                f'<span style="color: {colour}; font-weight: bold">{mark}</span> '
-                f'<span class="slr-check-claim">{html.escape(self.claim)}</span>{tail}</div>')
+        tail = (
+            f' <span class="slr-check-numbers">— {"; ".join(numbers)}</span>'
+            if numbers
+            else ""
+        )
+        return (
+            f'<div class="slr-check slr-check-{"pass" if self.passed else "fail"}" id="{self.anchor}" '
+            f'style="border-left: 3px solid {colour}; padding: 0.1em 0.6em; margin: 0.2em 0; '
+            f'font-size: 0.9em; overflow-wrap: anywhere">'
+            f'<span style="color: {colour}; font-weight: bold">{mark}</span> '
+            f'<span class="slr-check-claim">{html.escape(self.claim)}</span>{tail}</div>'
+        )
 
 
 def records() -> list[Check]:
@@ -129,9 +154,13 @@ def _array(name: str, x: Any) -> np.ndarray:
     try:
         a = np.asarray(x, dtype=float)
     except (TypeError, ValueError) as err:
-        raise ValueError(f"{name} must be a number or an array of numbers, got {x!r}") from err
+        raise ValueError(
+            f"{name} must be a number or an array of numbers, got {x!r}"
+        ) from err
     if a.size == 0:
-        raise ValueError(f"{name} must hold at least one number, got an empty array")
+        raise ValueError(
+            f"{name} must hold at least one number, got an empty array"
+        )
     return a
 
 
@@ -150,25 +179,52 @@ def _claim(claim: Any) -> str:
     return " ".join(claim.split())
 
 
-def _record(claim: str, kind: str, value: str, reference: str, tolerance: str, passed: bool, detail: str,
-            label: str | None) -> Check:
+def _record(
+    claim: str,
+    kind: str,
+    value: str,
+    reference: str,
+    tolerance: str,
+    passed: bool,
+    detail: str,
+    label: str | None,
+) -> Check:
     number = len(_LEDGER) + 1
     if label is None:
         anchor = f"check-{number}"
     else:
         if not isinstance(label, str) or not _LABEL.match(label):
-            raise ValueError(f"label must be lower-case letters, digits and hyphens, got {label!r}")
+            raise ValueError(
+                f"label must be lower-case letters, digits and hyphens, got {label!r}"
+            )
         anchor = f"check-{label}"
     if any(c.anchor == anchor for c in _LEDGER):
-        raise ValueError(f"label {label!r} is already used by an earlier check in this session")
-    result = Check(number, anchor, claim, kind, value, reference, tolerance, bool(passed), detail)
+        raise ValueError(
+            f"label {label!r} is already used by an earlier check in this session"
+        )
+    result = Check(
+        number,
+        anchor,
+        claim,
+        kind,
+        value,
+        reference,
+        tolerance,
+        bool(passed),
+        detail,
+    )
     _LEDGER.append(result)
     path = os.environ.get("SLR_CHECKS_FILE")
     if path:
         target = Path(path)
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_suffix(target.suffix + ".tmp")
-        tmp.write_text(json.dumps([asdict(c) for c in _LEDGER], indent=1, ensure_ascii=False), encoding="utf-8")
+        tmp.write_text(
+            json.dumps(
+                [asdict(c) for c in _LEDGER], indent=1, ensure_ascii=False
+            ),
+            encoding="utf-8",
+        )
         tmp.replace(target)
     _show(result)
     if not result.passed:
@@ -185,12 +241,22 @@ def _show(result: Check) -> None:
         return
     from IPython.display import display
 
-    display({"text/html": result._repr_html_(), "text/plain": str(result)}, raw=True)
+    display(
+        {"text/html": result._repr_html_(), "text/plain": str(result)},
+        raw=True,
+    )
 
 
 # --------------------------------------------------------------------------- the checks
-def check(claim: str, value: Any, reference: Any, *, rtol: float | None = None, atol: float | None = None,
-          label: str | None = None) -> Check:
+def check(
+    claim: str,
+    value: Any,
+    reference: Any,
+    *,
+    rtol: float | None = None,
+    atol: float | None = None,
+    label: str | None = None,
+) -> Check:
     r"""Check that two computations agree: :math:`|x - y| \le \mathrm{atol} + \mathrm{rtol}\,|y|`, elementwise.
 
     Parameters
@@ -224,7 +290,9 @@ def check(claim: str, value: Any, reference: Any, *, rtol: float | None = None, 
     try:
         x, y = np.broadcast_arrays(x, y)
     except ValueError as err:
-        raise ValueError(f"value and reference must broadcast, got shapes {x.shape} and {y.shape}") from err
+        raise ValueError(
+            f"value and reference must broadcast, got shapes {x.shape} and {y.shape}"
+        ) from err
     gap = np.abs(x - y)
     allowed = atol + rtol * np.abs(y)
     finite = np.isfinite(x) & np.isfinite(y)
@@ -235,14 +303,81 @@ def check(claim: str, value: Any, reference: Any, *, rtol: float | None = None, 
         tolerance = "exact"
     else:
         tolerance = "tolerance " + " + ".join(
-            t for t in ((atol and f"{_fmt(atol)}"), (rtol and f"{_fmt(rtol)}·|reference|")) if t)
-    detail = ("not finite" if not np.all(finite) else
-              ("|Δ|" if gap.size == 1 else "max |Δ|") + f" = {_fmt(float(gap.reshape(-1)[worst]))}")
-    return _record(claim, "close", _summary(x), _summary(y), tolerance, passed, detail, label)
+            t
+            for t in (
+                (atol and f"{_fmt(atol)}"),
+                (rtol and f"{_fmt(rtol)}·|reference|"),
+            )
+            if t
+        )
+    detail = (
+        "not finite"
+        if not np.all(finite)
+        else ("|Δ|" if gap.size == 1 else "max |Δ|")
+        + f" = {_fmt(float(gap.reshape(-1)[worst]))}"
+    )
+    return _record(
+        claim,
+        "close",
+        _summary(x),
+        _summary(y),
+        tolerance,
+        passed,
+        detail,
+        label,
+    )
 
 
-def check_z(claim: str, estimate: Any, reference: Any, stderr: Any = None, *, z_max: float = DEFAULT_Z_MAX,
-            label: str | None = None) -> Check:
+def z_scores(difference: Any, stderr: Any) -> np.ndarray:
+    r"""Standardised differences :math:`z = \Delta / \mathrm{SE}`, elementwise, for a bound on them.
+
+    Parameters
+    ----------
+    difference : array_like
+        The differences (an estimate minus its reference, or two estimates' difference).
+    stderr : array_like
+        Their standard errors; they broadcast with ``difference``.
+
+    Returns
+    -------
+    numpy.ndarray
+        The z-scores.
+
+    Raises
+    ------
+    ValueError
+        When a standard error is not finite and > 0 (a z-score from it would be infinite or
+        undefined, and could pass a one-sided bound), or a difference is not finite, or the
+        two do not broadcast.
+    """
+    x, se = _array("difference", difference), _array("stderr", stderr)
+    try:
+        x, se = np.broadcast_arrays(x, se)
+    except ValueError as err:
+        raise ValueError(
+            f"difference and stderr must broadcast, got shapes {x.shape} "
+            f"and {se.shape}"
+        ) from err
+    if not np.all(np.isfinite(se) & (se > 0)):
+        bad = se[~(np.isfinite(se) & (se > 0))]
+        raise ValueError(
+            "stderr must be finite and > 0 everywhere (a z-score from it "
+            f"would be infinite or undefined), got {float(bad[0])!r}"
+        )
+    if not np.all(np.isfinite(x)):
+        raise ValueError("difference must be finite everywhere")
+    return x / se
+
+
+def check_z(
+    claim: str,
+    estimate: Any,
+    reference: Any,
+    stderr: Any = None,
+    *,
+    z_max: float = DEFAULT_Z_MAX,
+    label: str | None = None,
+) -> Check:
     r"""Check that Monte Carlo estimates agree with exact values: :math:`\max |z| \le z_{\max}`.
 
     :math:`z = (\hat x - x)/\mathrm{SE}`. Under a correct formula each :math:`z` is about
@@ -278,34 +413,67 @@ def check_z(claim: str, estimate: Any, reference: Any, stderr: Any = None, *, z_
         broadcast.
     """
     claim = _claim(claim)
-    if hasattr(estimate, "mean") and hasattr(estimate, "stderr") and not isinstance(estimate, np.ndarray):
+    if (
+        hasattr(estimate, "mean")
+        and hasattr(estimate, "stderr")
+        and not isinstance(estimate, np.ndarray)
+    ):
         if stderr is None:
             stderr = estimate.stderr
         estimate = estimate.mean
     if stderr is None:
-        raise ValueError("stderr must be given (or estimate must carry .mean and .stderr), got None")
+        raise ValueError(
+            "stderr must be given (or estimate must carry .mean and .stderr), got None"
+        )
     z_max = float(z_max)
     if not (math.isfinite(z_max) and z_max > 0):
         raise ValueError(f"z_max must be a finite number > 0, got {z_max!r}")
-    x, y, se = _array("estimate", estimate), _array("reference", reference), _array("stderr", stderr)
+    x, y, se = (
+        _array("estimate", estimate),
+        _array("reference", reference),
+        _array("stderr", stderr),
+    )
     try:
         x, y, se = np.broadcast_arrays(x, y, se)
     except ValueError as err:
-        raise ValueError(f"estimate, reference and stderr must broadcast, got shapes {x.shape}, {y.shape}, "
-                         f"{se.shape}") from err
+        raise ValueError(
+            f"estimate, reference and stderr must broadcast, got shapes {x.shape}, {y.shape}, "
+            f"{se.shape}"
+        ) from err
     if not np.all(se > 0):
-        raise ValueError(f"stderr must be > 0 everywhere, got minimum {float(np.min(se))!r}")
+        raise ValueError(
+            f"stderr must be > 0 everywhere, got minimum {float(np.min(se))!r}"
+        )
     z = (x - y) / se
     finite = np.isfinite(z)
     passed = bool(np.all(finite) and np.all(np.abs(z) <= z_max))
     zabs = float(np.max(np.abs(z))) if np.all(finite) else math.inf
-    detail = (f"|z| = {zabs:.2f}" if z.size == 1 else f"{z.size} comparisons, max |z| = {zabs:.2f}")
-    return _record(claim, "z", _summary(x) + (f" ± {_fmt(float(se.reshape(-1)[0]))}" if z.size == 1 else ""),
-                   _summary(y), f"|z| ≤ {z_max:g}", passed, detail, label)
+    detail = (
+        f"|z| = {zabs:.2f}"
+        if z.size == 1
+        else f"{z.size} comparisons, max |z| = {zabs:.2f}"
+    )
+    return _record(
+        claim,
+        "z",
+        _summary(x)
+        + (f" ± {_fmt(float(se.reshape(-1)[0]))}" if z.size == 1 else ""),
+        _summary(y),
+        f"|z| ≤ {z_max:g}",
+        passed,
+        detail,
+        label,
+    )
 
 
-def check_bound(claim: str, value: Any, *, lower: float | None = None, upper: float | None = None,
-                label: str | None = None) -> Check:
+def check_bound(
+    claim: str,
+    value: Any,
+    *,
+    lower: float | None = None,
+    upper: float | None = None,
+    label: str | None = None,
+) -> Check:
     r"""Check that every entry of ``value`` lies in ``[lower, upper]``.
 
     Parameters
@@ -331,12 +499,16 @@ def check_bound(claim: str, value: Any, *, lower: float | None = None, upper: fl
     """
     claim = _claim(claim)
     if lower is None and upper is None:
-        raise ValueError("lower and upper are both None: give at least one bound")
+        raise ValueError(
+            "lower and upper are both None: give at least one bound"
+        )
     x = _array("value", value)
     lo = _array("lower", -np.inf if lower is None else lower)
     hi = _array("upper", np.inf if upper is None else upper)
     if np.any(lo > hi):
-        raise ValueError(f"lower must be <= upper, got lower={lower!r}, upper={upper!r}")
+        raise ValueError(
+            f"lower must be <= upper, got lower={lower!r}, upper={upper!r}"
+        )
     passed = bool(np.all(np.isfinite(x)) and np.all((x >= lo) & (x <= hi)))
     if lower is not None and upper is not None:
         bound = f"in [{_summary(lo)}, {_summary(hi)}]"
@@ -351,7 +523,9 @@ def check_bound(claim: str, value: Any, *, lower: float | None = None, upper: fl
     return _record(claim, "bound", value_text, "", "", passed, bound, label)
 
 
-def check_that(claim: str, condition: Any, *, detail: str = "", label: str | None = None) -> Check:
+def check_that(
+    claim: str, condition: Any, *, detail: str = "", label: str | None = None
+) -> Check:
     """Check a qualitative fact: ``condition`` (a bool, or an array that must be all true) holds.
 
     Parameters
@@ -379,8 +553,12 @@ def check_that(claim: str, condition: Any, *, detail: str = "", label: str | Non
     claim = _claim(claim)
     c = np.asarray(condition)
     if c.size == 0 or c.dtype != bool:
-        raise ValueError(f"condition must be a bool or a non-empty array of bools, got {condition!r}")
+        raise ValueError(
+            f"condition must be a bool or a non-empty array of bools, got {condition!r}"
+        )
     passed = bool(np.all(c))
     if c.size > 1:
-        detail = ", ".join(p for p in (detail, f"{int(np.sum(c))} of {c.size} hold") if p)
+        detail = ", ".join(
+            p for p in (detail, f"{int(np.sum(c))} of {c.size} hold") if p
+        )
     return _record(claim, "that", "", "", "", passed, str(detail), label)

@@ -98,10 +98,16 @@ class Slider:
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name.isidentifier():
-            raise ValueError(f"name must be a Python identifier, got {self.name!r}")
-        values = tuple(v.item() if isinstance(v, np.generic) else v for v in self.values)
+            raise ValueError(
+                f"name must be a Python identifier, got {self.name!r}"
+            )
+        values = tuple(
+            v.item() if isinstance(v, np.generic) else v for v in self.values
+        )
         if len(values) == 0:
-            raise ValueError(f"values must hold at least one value, got {self.values!r}")
+            raise ValueError(
+                f"values must hold at least one value, got {self.values!r}"
+            )
         if len(set(map(repr, values))) != len(values):
             raise ValueError(f"values must not repeat, got {values!r}")
         for v in values:
@@ -111,7 +117,9 @@ class Slider:
         if default is None:
             default = values[len(values) // 2]
         elif default not in values:
-            raise ValueError(f"default must be one of values {values!r}, got {default!r}")
+            raise ValueError(
+                f"default must be one of values {values!r}, got {default!r}"
+            )
         object.__setattr__(self, "values", values)
         object.__setattr__(self, "default", default)
         object.__setattr__(self, "label", self.label or self.name)
@@ -139,7 +147,9 @@ def _figure_png(fig, dpi: int) -> bytes:
     if image.mode == "RGBA" and image.getextrema()[3] != (255, 255):
         return buf.getvalue()
     palette = io.BytesIO()
-    image.convert("RGB").quantize(colors=256).save(palette, format="PNG", optimize=True)
+    image.convert("RGB").quantize(colors=256).save(
+        palette, format="PNG", optimize=True
+    )
     return palette.getvalue()
 
 
@@ -178,10 +188,19 @@ class SliderFigure:
         every frame: use coarser grids).
     """
 
-    def __init__(self, plot: Callable[..., Any], sliders: Sequence[Slider], fixed: dict, dpi: int,
-                 pixel_ratio: int = PIXEL_RATIO, alt: str = ""):
+    def __init__(
+        self,
+        plot: Callable[..., Any],
+        sliders: Sequence[Slider],
+        fixed: dict,
+        dpi: int,
+        pixel_ratio: int = PIXEL_RATIO,
+        alt: str = "",
+    ):
         if not callable(plot):
-            raise ValueError(f"plot must be a callable returning a matplotlib Figure, got {plot!r}")
+            raise ValueError(
+                f"plot must be a callable returning a matplotlib Figure, got {plot!r}"
+            )
         if len(sliders) == 0:
             raise ValueError("slider_figure needs at least one Slider")
         names = [s.name for s in sliders]
@@ -189,7 +208,9 @@ class SliderFigure:
             raise ValueError(f"slider names must be distinct, got {names}")
         clash = set(names) & set(fixed)
         if clash:
-            raise ValueError(f"a keyword cannot be both a slider and fixed: {sorted(clash)}")
+            raise ValueError(
+                f"a keyword cannot be both a slider and fixed: {sorted(clash)}"
+            )
         n_frames = math.prod(len(s.values) for s in sliders)
         if n_frames > MAX_STATIC_FRAMES:
             raise ValueError(
@@ -199,12 +220,16 @@ class SliderFigure:
         self.plot = plot
         self.sliders = tuple(sliders)
         if not (isinstance(pixel_ratio, int) and pixel_ratio >= 1):
-            raise ValueError(f"pixel_ratio must be an integer >= 1, got {pixel_ratio!r}")
+            raise ValueError(
+                f"pixel_ratio must be an integer >= 1, got {pixel_ratio!r}"
+            )
         self.fixed = dict(fixed)
         self.dpi = dpi
         self.pixel_ratio = pixel_ratio
-        self.alt = str(alt).strip() or (f"Figure drawn by {getattr(plot, '__name__', 'the plot function')} "
-                                        "at the values chosen with the sliders")
+        self.alt = str(alt).strip() or (
+            f"Figure drawn by {getattr(plot, '__name__', 'the plot function')} "
+            "at the values chosen with the sliders"
+        )
 
     # -------------------------------------------------------------- computing
     def frame(self, **values: Any) -> Figure:
@@ -231,7 +256,9 @@ class SliderFigure:
             if slider is None:
                 raise ValueError(f"{name!r} is not a slider of this figure")
             if value not in slider.values:
-                raise ValueError(f"{name} must be one of {slider.values}, got {value!r}")
+                raise ValueError(
+                    f"{name} must be one of {slider.values}, got {value!r}"
+                )
             params[name] = value
         return self.plot(**params, **self.fixed)
 
@@ -247,9 +274,14 @@ class SliderFigure:
         uid = "slr-" + uuid.uuid4().hex[:10]
         frames, widths = [], []
         for combo in itertools.product(*(s.values for s in self.sliders)):
-            fig = legible(self.frame(**dict(zip((s.name for s in self.sliders), combo))))
+            fig = legible(
+                self.frame(**dict(zip((s.name for s in self.sliders), combo)))
+            )
             png = _figure_png(fig, self.dpi * self.pixel_ratio)
-            frames.append("data:image/png;base64," + base64.b64encode(png).decode("ascii"))
+            frames.append(
+                "data:image/png;base64,"
+                + base64.b64encode(png).decode("ascii")
+            )
             widths.append(round(_png_size(png)[0] / self.pixel_ratio))
         sizes = [len(s.values) for s in self.sliders]
         first = 0
@@ -265,7 +297,7 @@ class SliderFigure:
                 f'value="{s.default_index}" data-slider="{i}" aria-label="{html.escape(s.label)}" '
                 f'style="flex:1;max-width:22em">'
                 f'<output data-readout="{i}">{html.escape(labels[s.default_index])}</output>'
-                f"<script type=\"application/json\" data-labels=\"{i}\">{json.dumps(labels)}</script>"
+                f'<script type="application/json" data-labels="{i}">{json.dumps(labels)}</script>'
                 f"</label>"
             )
         images = json.dumps({"src": frames, "width": widths})
@@ -307,7 +339,9 @@ class SliderFigure:
         import matplotlib.pyplot as plt
 
         widgets = require("ipywidgets", "SliderFigure.widget (live sliders)")
-        display = require("IPython.display", "SliderFigure.widget (live sliders)").display
+        display = require(
+            "IPython.display", "SliderFigure.widget (live sliders)"
+        ).display
 
         controls = {
             s.name: widgets.SelectionSlider(
@@ -336,9 +370,13 @@ class SliderFigure:
         bundle = {"text/html": self.static_html(), "text/plain": repr(self)}
         try:
             live = self.widget()
-        except ImportError:  # without the extra "widgets": the static sliders only
+        except (
+            ImportError
+        ):  # without the extra "widgets": the static sliders only
             return bundle
-        self._live = live  # keep the widget (and its comm) alive with this object
+        self._live = (
+            live  # keep the widget (and its comm) alive with this object
+        )
         live_bundle = live._repr_mimebundle_() or {}
         if "application/vnd.jupyter.widget-view+json" in live_bundle:
             bundle["application/vnd.jupyter.widget-view+json"] = live_bundle[
@@ -347,12 +385,22 @@ class SliderFigure:
         return bundle
 
     def __repr__(self) -> str:
-        names = ", ".join(f"{s.name}∈{len(s.values)} values" for s in self.sliders)
-        return f"SliderFigure({getattr(self.plot, '__name__', 'plot')}; {names})"
+        names = ", ".join(
+            f"{s.name}∈{len(s.values)} values" for s in self.sliders
+        )
+        return (
+            f"SliderFigure({getattr(self.plot, '__name__', 'plot')}; {names})"
+        )
 
 
-def slider_figure(plot: Callable[..., Any], *sliders: Slider, dpi: int = CSS_DPI, pixel_ratio: int = PIXEL_RATIO,
-                  alt: str = "", **fixed: Any) -> SliderFigure:
+def slider_figure(
+    plot: Callable[..., Any],
+    *sliders: Slider,
+    dpi: int = CSS_DPI,
+    pixel_ratio: int = PIXEL_RATIO,
+    alt: str = "",
+    **fixed: Any,
+) -> SliderFigure:
     """A figure with sliders, live in Jupyter and kernel-free in the static book.
 
     Parameters

@@ -188,6 +188,28 @@ def test_a_chapter_whose_kernel_hangs_is_killed_and_executed_again(tmp_path, mon
     assert not list(kernels.glob("slr-kernel-*"))
 
 
+def test_a_chapter_that_writes_to_stderr_fails_and_is_not_cached(tmp_path, monkeypatch):
+    """A warning (here numpy's, from a division by zero) is written to stderr: the chapter fails, naming
+    the cell and the warning, and is not cached; the same chapter without it runs and is cached."""
+    chapter = tmp_path / "warns.md"
+    header = ("---\njupytext:\n  text_representation:\n    format_name: myst\nkernelspec:\n  name: python3\n"
+              "  display_name: Python 3\n---\n\n# A chapter\n\n")
+    chapter.write_text(header + "```{code-cell} ipython3\nimport numpy as np\nprint('fine')\n```\n\n"
+                       "```{code-cell} ipython3\nz = np.array([1.0]) / np.array([0.0])\n```\n", encoding="utf-8")
+    monkeypatch.setattr(execute_chapters, "CHECKS_DIR", tmp_path / "checks")
+    monkeypatch.setattr(execute_chapters, "HANGS_DIR", tmp_path / "hangs")
+    path, seconds, failure = execute_chapters._execute((str(chapter), str(tmp_path / "cache"), 120))
+    assert seconds is None, "a chapter that warns was accepted"
+    assert "wrote to stderr" in failure and "code cell 2" in failure and "divide by zero" in failure, failure
+    from jupyter_cache import get_cache
+
+    assert get_cache(str(tmp_path / "cache")).list_cache_records() == []
+    chapter.write_text(header + "```{code-cell} ipython3\nprint('fine')\n```\n", encoding="utf-8")
+    path, seconds, note = execute_chapters._execute((str(chapter), str(tmp_path / "cache"), 120))
+    assert seconds is not None and note == "", note
+    assert len(get_cache(str(tmp_path / "cache")).list_cache_records()) == 1
+
+
 def test_chapter_kernels_use_unix_sockets_in_folders_of_their_own():
     """No TCP port to pick (jupyter_client's port race between kernels started at once): each manager's
     sockets are files in a fresh folder, removed with it."""

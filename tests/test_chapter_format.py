@@ -36,3 +36,45 @@ def test_the_formatter_breaks_what_yapf_leaves_long():
     assert max(map(len, out.splitlines())) <= fmt.WIDTH
     assert ast.dump(ast.parse(out)) == ast.dump(ast.parse(code))
     assert fmt.format_code(out) == out  # a fixed point
+
+
+#: Characters per line of a code block of the book at 1300 px (tests/browser/test_layout.py measures
+#: them): a block of the library's code included in a chapter shows 79 (PEP 8's width, to which the
+#: library is formatted), one inside a solution's box 71.
+INCLUDED_WIDTH = 79
+INCLUDED_WIDTH_IN_SOLUTION = 71
+LITERALINCLUDE = fmt.re.compile(r"^(?P<fence>`{3,})\{literalinclude\}\s+(?P<path>\S+)\n(?P<options>(?::[^\n]*\n)*)",
+                                fmt.re.M)
+
+
+def included_excerpts():
+    """(chapter, line, width, excerpt) for every ``literalinclude`` of the chapters, read as Sphinx reads it."""
+    from sphinx.config import Config
+    from sphinx.directives.code import LiteralIncludeReader
+
+    for path in sorted((ROOT / "book").glob("*.md")):
+        text = path.read_text(encoding="utf-8")
+        for m in LITERALINCLUDE.finditer(text):
+            options = {}
+            for line in m.group("options").splitlines():
+                key, _, value = line[1:].partition(":")
+                value = value.strip()
+                if len(value) > 1 and value[0] == value[-1] == '"':
+                    value = value[1:-1]
+                options[key.strip()] = int(value) if key.strip() == "dedent" and value else (value or True)
+            if options.get("dedent") is True:
+                options["dedent"] = None
+            source = (path.parent / m.group("path")).resolve()
+            excerpt, _ = LiteralIncludeReader(str(source), options, Config()).read()
+            width = INCLUDED_WIDTH_IN_SOLUTION if fmt.cell_width(text, m.start()) < fmt.WIDTH else INCLUDED_WIDTH
+            yield path.name, text.count("\n", 0, m.start()) + 1, width, excerpt
+
+
+def test_the_library_code_the_chapters_include_fits_its_block():
+    """Every line of the library's code that a chapter shows (``literalinclude``) fits the block it is shown in."""
+    excerpts = list(included_excerpts())
+    assert len(excerpts) >= 20
+    long_lines = [f"{chapter}:{line}: {len(code_line)} > {width}: {code_line.strip()[:60]}"
+                  for chapter, line, width, excerpt in excerpts
+                  for code_line in excerpt.splitlines() if len(code_line) > width]
+    assert long_lines == [], "\n".join(long_lines)

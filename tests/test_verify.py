@@ -70,6 +70,18 @@ def test_check_z_is_calibrated_on_correct_estimates():
     assert 2 * 100 * 0.5 * math.erfc(verify.DEFAULT_Z_MAX / math.sqrt(2)) < 1e-3
 
 
+def test_z_scores_for_a_one_sided_bound():
+    """z = difference / stderr; a zero standard error raises (chapter 14 divided by one at points it
+    then masked out, with a warning on the page: issue 40) rather than giving an infinite z."""
+    z = verify.z_scores(np.array([-3.0, 1.0]), np.array([1.5, 0.5]))
+    np.testing.assert_array_equal(z, [-2.0, 2.0])
+    assert verify.check_bound("within 4.5 s.e.", z, upper=4.5).passed
+    with pytest.raises(ValueError, match="stderr must be finite and > 0"):
+        verify.z_scores([-1.0], [0.0])
+    with np.errstate(divide="ignore"), pytest.raises(verify.CheckFailed):
+        verify.check_bound("an infinite z is not a pass", np.array([-1.0]) / 0.0, upper=4.5)
+
+
 def test_check_bound_and_check_that():
     assert verify.check_bound("kappa above 0.99", [0.995, 0.999], lower=0.99).passed
     with pytest.raises(verify.CheckFailed):
@@ -96,6 +108,10 @@ def test_check_bound_and_check_that():
         (lambda: verify.check_bound("c", 1.0, lower=2, upper=1), "lower must be <= upper"),
         (lambda: verify.check_that("c", 1), "condition must be a bool"),
         (lambda: verify.check("c", 1.0, 1.0, label="Not A Label"), "label must be lower-case"),
+        (lambda: verify.z_scores([1.0, 2.0], [0.5, 0.0]), "stderr must be finite and > 0"),
+        (lambda: verify.z_scores([1.0], [math.inf]), "stderr must be finite and > 0"),
+        (lambda: verify.z_scores([math.nan], [1.0]), "difference must be finite"),
+        (lambda: verify.z_scores([1.0, 2.0], [1.0, 2.0, 3.0]), "difference and stderr must broadcast"),
     ],
 )
 def test_bad_input_raises_value_error_naming_the_parameter(call, message):

@@ -135,6 +135,7 @@ class BenchReport(SphinxDirective):
             return [para]
         results = json.loads(path.read_text(encoding="utf-8"))
         machine = results.pop("machine", None)
+        pages = results.pop("pages", None)
         rows = []
         for name, entry in results.items():
             if not isinstance(entry, dict):
@@ -148,6 +149,21 @@ class BenchReport(SphinxDirective):
         if isinstance(machine, dict):
             out.append(nodes.paragraph(text="Measured on: " + ", ".join(f"{k} {v}" for k, v in machine.items()) + "."))
         out.append(_table(["benchmark"] + [h for _, h, _ in self.FIELDS], rows, [25, 15, 15, 25, 20]))
+        if isinstance(pages, dict) and "summary" in pages:
+            out.append(nodes.paragraph(text=(
+                f"The chapter pages (benchmarks/pages.py): {len(pages.get('pages', {}))} pages, first visits at "
+                "1300 × 900 in headless Chromium, at this machine's CPU (1×) and slowed 4×; the median of the "
+                "pages and the worst, against the goal for the worst.")))
+            labels = [("readable_1x_ms", "readable, 1× (ms)", "readable_1x"), ("settled_1x_ms", "settled, 1× (ms)", "settled_1x"),
+                      ("readable_4x_ms", "readable, 4× (ms)", "readable_4x"), ("settled_4x_ms", "settled, 4× (ms)", "settled_4x"),
+                      ("bytes", "sent (kB, gzipped)", "bytes")]
+            page_rows = []
+            for key, label, goal in labels:
+                s = pages["summary"][key]
+                scale = 1000 if key == "bytes" else 1
+                page_rows.append([label, f"{s['median'] / scale:,.0f}", f"{s['worst'] / scale:,.0f} ({s['worst_page']})",
+                                  f"{pages['goals'][goal] / scale:,.0f}"])
+            out.append(_table(["page", "median", "worst", "goal for the worst"], page_rows, [30, 15, 35, 20]))
         return out
 
 

@@ -23,7 +23,9 @@ removed before the chapter runs, and a chapter without it is run again even when
 is cached, so that the appendix "What this book verified" always lists every chapter.
 
 A chapter that raises is not cached: the script prints its traceback and exits 1 (so
-``make`` stops); every other chapter still runs. Prints a table of the chapters and their
+``make`` stops); every other chapter still runs. So is a chapter that wrote to stderr (a Python
+warning, a library's message): a page must show its reader no warning, and a warning often marks a
+computation gone wrong (chapter 14 divided by a zero standard error: issue 40). Prints a table of the chapters and their
 execution times, each against its budget (``budgets.yml`` at the repository's root: 150 s for a
 chapter executed alone, the Transformer chapters excepted; with several at a time, the budget
 times the measured allowance ``shared_factor``); a chapter over its budget is flagged ``OVER`` (a
@@ -278,6 +280,18 @@ def _chapters() -> list[Path]:
     return [p for p in paths if p.is_file() and is_myst_markdown_notebook(p.read_text(encoding="utf-8"))]
 
 
+def stderr_outputs(notebook) -> list[str]:
+    """What the notebook's cells wrote to stderr (Python's warnings among it): "cell N: text", one per output."""
+    found = []
+    for number, cell in enumerate((c for c in notebook.cells if c.get("cell_type") == "code"), start=1):
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "stream" and output.get("name") == "stderr":
+                text = output.get("text", "")
+                text = "".join(text) if isinstance(text, list) else text
+                found.append(f"code cell {number}: {text.strip()[:500]}")
+    return found
+
+
 def _execute(job: tuple[str, str, int]) -> tuple[str, float | None, str | None]:
     """Execute one chapter and cache it: (path, seconds, None or a note on a hang), or (path, None,
     traceback) when it failed."""
@@ -312,6 +326,11 @@ def _execute(job: tuple[str, str, int]) -> tuple[str, float | None, str | None]:
         hangs.append(str(dump.relative_to(ROOT)) if dump.is_relative_to(ROOT) else str(dump))
         print(f"  {Path(path).stem}: kernel HUNG (under {STALL_CPU_SECONDS:g} s of CPU in {STALL_SECONDS:g} s); "
               f"stacks in {hangs[-1]}; killed" + ("; executing again" if attempt < ATTEMPTS else ""), flush=True)
+    if failure is None:
+        written = stderr_outputs(notebook)
+        if written:
+            failure = ("the chapter wrote to stderr (a warning reaches the page; fix its cause):\n  "
+                       + "\n  ".join(written))
     if failure is not None:
         return path, None, ("(hung: stacks in " + ", ".join(hangs) + ")\n" if hangs else "") + failure
     if not ledger.exists():  # a page that makes no check (the ledger page itself tells chapters apart)

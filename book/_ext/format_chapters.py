@@ -4,13 +4,15 @@
     python book/_ext/format_chapters.py --check    # list what would change; exit 1 if anything
 
 A code cell is shown in a column 76 characters wide (at 1300 px; ``tests/browser/test_layout.py``
-holds that no line is wider). Each cell is formatted by yapf (pinned in requirements.lock) at
-:data:`WIDTH` characters, a little less, for fonts slightly wider than this machine's, in
+holds that no line is wider), 71 inside a solution's box. Each cell is formatted by yapf (pinned in
+requirements.lock) at :data:`WIDTH` characters (:data:`SOLUTION_WIDTH` in a solution), a little less,
+for fonts slightly wider than this machine's, in
 PEP 8 style with arguments filled along the line (:data:`STYLE`): a call with ten arguments
 takes two lines, not ten, so a cell stays short. What yapf leaves long is broken here:
 
 * a long string literal (a check's claim, an f-string) becomes adjacent literals, one per
-  line, split at spaces outside ``{...}`` (Python joins them);
+  line, split at spaces outside ``{...}`` (Python joins them); adjacent literals of one kind are
+  first written as one, so that they are split afresh at the cell's width;
 * a long comment is wrapped into several comment lines (above its code, if it followed code);
 * a long one-line docstring is wrapped over several lines;
 * a long ``from ... import a, b, c`` gets parentheses (yapf then breaks it).
@@ -33,6 +35,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 #: Characters per line of a code cell: the column shows 76 at 1300 px.
 WIDTH = 74
+#: Characters per line of a code cell inside a solution (``{solution-start}`` ... ``{solution-end}``),
+#: whose box is narrower: it shows 71 at 1300 px.
+SOLUTION_WIDTH = 69
+SOLUTION = re.compile(r"^`{3,}\{solution-start\}.*?^`{3,}\{solution-end\}", re.M | re.S)
 #: yapf's style: PEP 8, arguments filled along the line rather than one per line.
 STYLE = {
     "based_on_style": "pep8",
@@ -106,6 +112,36 @@ def _wrap_comments(code: str, width: int) -> str:
     return "\n".join(lines)
 
 
+def _join_strings(code: str) -> str:
+    """Adjacent string literals (Python joins them) of one kind, written as one: a claim split at one
+    width is split afresh at another, not left with a one-word piece on a line of its own."""
+    lines = code.split("\n")
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line) + 1)
+    at = lambda pos: offsets[pos[0] - 1] + pos[1]  # noqa: E731
+    runs, run = [], []
+    for tok in tokenize.generate_tokens(io.StringIO(code).readline):
+        if tok.type == tokenize.NL and run:
+            continue
+        m = re.match(r"^([A-Za-z]*)(['\"])(.*)\2$", tok.string, re.S) if tok.type == tokenize.STRING else None
+        kind = (m.group(1).lower(), m.group(2)) if m and tok.start[0] == tok.end[0] and not \
+            m.group(3).startswith(m.group(2) * 2) else None
+        if kind is not None and run and run[-1][0] == kind:
+            run.append((kind, tok))
+            continue
+        if len(run) > 1:
+            runs.append([t for _, t in run])
+        run = [(kind, tok)] if kind is not None else []
+    if len(run) > 1:
+        runs.append([t for _, t in run])
+    for toks in reversed(runs):
+        prefix, quote = re.match(r"^([A-Za-z]*)(['\"])", toks[0].string).groups()
+        body = "".join(re.match(r"^[A-Za-z]*(['\"])(.*)\1$", t.string, re.S).group(2) for t in toks)
+        code = code[:at(toks[0].start)] + prefix + quote + body + quote + code[at(toks[-1].end):]
+    return code
+
+
 def _split_strings(code: str, width: int) -> str:
     lines = code.split("\n")
     edits = []  # (row, start, end, parts, needs parentheses)
@@ -120,6 +156,9 @@ def _split_strings(code: str, width: int) -> str:
             continue
         tail = len(lines[row - 1]) - tok.end[1]
         room = width - col - (0 if depth else 1) - min(tail, 2)
+        keyword = re.search(r"\b(\w+=)$", lines[row - 2].rstrip()) if row > 1 and not lines[row - 1][:col].strip() else None
+        if keyword:  # yapf wrote `name=` at the end of the line above: it puts the first piece after it
+            room -= len(keyword.group(1))
         parts = split_string(tok.string, room)
         if parts and len(parts) > 1:
             edits.append((row, col, tok.end[1], parts, depth == 0))
@@ -170,10 +209,13 @@ def format_code(code: str, width: int = WIDTH) -> str:
     if not code.strip():
         return code
     formatted = yapf_format(code, width)
+    joined = _join_strings(formatted)
+    if joined != formatted:
+        formatted = yapf_format(joined, width)
     for _ in range(3):  # breaking a line can leave another one to break: to a fixed point
         if max(map(len, formatted.splitlines()), default=0) <= width:
             break
-        broken = yapf_format(break_long_lines(formatted, width), width)
+        broken = yapf_format(break_long_lines(_join_strings(formatted), width), width)
         if broken == formatted:
             break
         formatted = broken
@@ -197,11 +239,17 @@ def cells(text: str):
         yield pos, close + 1
 
 
+def cell_width(text: str, start: int, width: int = WIDTH) -> int:
+    """The width a cell starting at ``start`` is formatted to: :data:`SOLUTION_WIDTH` inside a solution."""
+    inside = any(m.start() < start < m.end() for m in SOLUTION.finditer(text))
+    return min(width, SOLUTION_WIDTH) if inside else width
+
+
 def format_chapter(text: str, width: int = WIDTH) -> str:
     out, last = [], 0
     for start, end in cells(text):
         code = text[start:end]
-        new = format_code(code.rstrip("\n"), width) + "\n"
+        new = format_code(code.rstrip("\n"), cell_width(text, start, width)) + "\n"
         out.append(text[last:start])
         out.append(new if code.strip() else code)
         last = end
@@ -223,7 +271,8 @@ def main() -> int:
         text = path.read_text(encoding="utf-8")
         new = format_chapter(text)
         for start, end in cells(new):
-            long_lines += [f"{path.name}: {line}" for line in new[start:end].splitlines() if len(line) > WIDTH]
+            room = cell_width(new, start)
+            long_lines += [f"{path.name}: {line}" for line in new[start:end].splitlines() if len(line) > room]
         if new != text:
             changed.append(path.name)
             if not args.check:
@@ -231,7 +280,7 @@ def main() -> int:
     verb = "would change" if args.check else "changed"
     print(f"{len(changed)} chapters {verb}: {', '.join(changed) or 'none'}")
     if long_lines:
-        print(f"{len(long_lines)} lines stay longer than {WIDTH} characters:")
+        print(f"{len(long_lines)} lines stay longer than their cell's width ({WIDTH}, {SOLUTION_WIDTH} in a solution):")
         print("\n".join(long_lines))
     return 1 if (args.check and changed) or long_lines else 0
 

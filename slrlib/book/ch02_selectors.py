@@ -34,7 +34,13 @@ import numpy as np
 from jax.scipy.special import erf
 from scipy import integrate, special, stats
 
-from slrlib.validation import as_float_array, check_finite, check_last_dim, check_real_scalar, is_concrete
+from slrlib.validation import (
+    as_float_array,
+    check_finite,
+    check_last_dim,
+    check_real_scalar,
+    is_concrete,
+)
 from slrlib.core.task import SLRTask, check_task
 from slrlib.book.display import Table, table
 
@@ -56,7 +62,9 @@ __all__ = [
 def _tokens(X) -> jax.Array:
     X = as_float_array(X, "X")
     if jnp.ndim(X) < 2:
-        raise ValueError(f"X must have shape (..., L, d), got shape {jnp.shape(X)}")
+        raise ValueError(
+            f"X must have shape (..., L, d), got shape {jnp.shape(X)}"
+        )
     check_finite(X, "X")
     return X
 
@@ -74,8 +82,14 @@ def relevant_token(X, J0) -> jax.Array:
             f"X must have shape (n, L, d) and J0 shape (n,), got {jnp.shape(X)} and {J0.shape}"
         )
     if not jnp.issubdtype(J0.dtype, jnp.integer):
-        raise ValueError(f"J0 must hold integer positions, got dtype {J0.dtype}")
-    if is_concrete(J0) and J0.size and not np.all((np.asarray(J0) >= 0) & (np.asarray(J0) < X.shape[1])):
+        raise ValueError(
+            f"J0 must hold integer positions, got dtype {J0.dtype}"
+        )
+    if (
+        is_concrete(J0)
+        and J0.size
+        and not np.all((np.asarray(J0) >= 0) & (np.asarray(J0) < X.shape[1]))
+    ):
         raise ValueError(f"J0 must lie in [0, L - 1] = [0, {X.shape[1] - 1}]")
     return jnp.take_along_axis(X, J0[:, None, None], axis=1)[:, 0, :]
 
@@ -224,13 +238,17 @@ def projection_selector_accuracy(task: SLRTask, kappa: float = 1.0) -> float:
     mu, g, L1 = task.q * kappa, task.gamma, task.L - 1
 
     def integrand(z):
-        return math.exp(-0.5 * z * z + L1 * special.log_ndtr(mu + g * z)) / math.sqrt(2 * math.pi)
+        return math.exp(
+            -0.5 * z * z + L1 * special.log_ndtr(mu + g * z)
+        ) / math.sqrt(2 * math.pi)
 
     # The integrand is a Gaussian bump times a smooth step near z = -mu / g: split there.
     z0 = min(max(-mu / g, -40.0), 40.0)
     pieces = sorted({-40.0, z0, 0.0, 40.0})
     total = sum(
-        integrate.quad(integrand, a, b, epsabs=1e-14, epsrel=1e-12, limit=200)[0]
+        integrate.quad(integrand, a, b, epsabs=1e-14, epsrel=1e-12, limit=200)[
+            0
+        ]
         for a, b in zip(pieces[:-1], pieces[1:])
     )
     return float(min(1.0, max(0.0, total)))
@@ -269,11 +287,19 @@ def density_overlap(f, g, lower: float, upper: float, points=()) -> float:
     upper = check_real_scalar(upper, "upper")
     if not lower < upper:
         raise ValueError(f"lower must be < upper, got {lower!r} and {upper!r}")
-    edges = sorted({lower, upper, *(float(p) for p in points if lower < float(p) < upper)})
+    edges = sorted(
+        {lower, upper, *(float(p) for p in points if lower < float(p) < upper)}
+    )
     total = 0.0
     for a, b in zip(edges[:-1], edges[1:]):
-        total += integrate.quad(lambda x: min(float(f(x)), float(g(x))), a, b, epsabs=1e-12, epsrel=1e-10,
-                                limit=400)[0]
+        total += integrate.quad(
+            lambda x: min(float(f(x)), float(g(x))),
+            a,
+            b,
+            epsabs=1e-12,
+            epsrel=1e-10,
+            limit=400,
+        )[0]
     return float(total)
 
 
@@ -293,7 +319,9 @@ class MonteCarloComparison(NamedTuple):
     exact: np.ndarray
 
 
-def compare_monte_carlo(rows: Mapping[str, tuple[Any, Any]], digits: int = 5) -> MonteCarloComparison:
+def compare_monte_carlo(
+    rows: Mapping[str, tuple[Any, Any]], digits: int = 5
+) -> MonteCarloComparison:
     r"""Monte Carlo estimates against exact values: a table and the flat arrays to check.
 
     Parameters
@@ -320,7 +348,9 @@ def compare_monte_carlo(rows: Mapping[str, tuple[Any, Any]], digits: int = 5) ->
     names, means, ses, exacts = [], [], [], []
     for label, (est, exact) in rows.items():
         if not (hasattr(est, "mean") and hasattr(est, "stderr")):
-            raise ValueError(f"the estimate of {label!r} must have .mean and .stderr, got {est!r}")
+            raise ValueError(
+                f"the estimate of {label!r} must have .mean and .stderr, got {est!r}"
+            )
         mean = np.atleast_1d(np.asarray(est.mean, dtype=float))
         se = np.broadcast_to(np.asarray(est.stderr, dtype=float), mean.shape)
         ex = np.broadcast_to(np.asarray(exact, dtype=float), mean.shape)
@@ -331,7 +361,19 @@ def compare_monte_carlo(rows: Mapping[str, tuple[Any, Any]], digits: int = 5) ->
             exacts.append(ex.flat[i])
     mean, se, ex = np.array(means), np.array(ses), np.array(exacts)
     fmt = f".{int(digits)}g"
-    cells = [[n, format(x, fmt), f"{format(m, fmt)} ± {s:.2g}", f"{(m - x) / s:+.2f}" if s > 0 else "–"]
-             for n, x, m, s in zip(names, ex, mean, se)]
-    return MonteCarloComparison(table(["quantity", "exact", "Monte Carlo ± SE", "z"], cells), tuple(names),
-                                mean, se, ex)
+    cells = [
+        [
+            n,
+            format(x, fmt),
+            f"{format(m, fmt)} ± {s:.2g}",
+            f"{(m - x) / s:+.2f}" if s > 0 else "–",
+        ]
+        for n, x, m, s in zip(names, ex, mean, se)
+    ]
+    return MonteCarloComparison(
+        table(["quantity", "exact", "Monte Carlo ± SE", "z"], cells),
+        tuple(names),
+        mean,
+        se,
+        ex,
+    )

@@ -35,7 +35,11 @@ import jax.numpy as jnp
 import numpy as np
 from scipy import integrate
 
-from slrlib.core.geometry import uniform_directions, manifold_directions, directions_with_overlaps
+from slrlib.core.geometry import (
+    uniform_directions,
+    manifold_directions,
+    directions_with_overlaps,
+)
 from slrlib.validation import check_key, check_real_scalar
 from slrlib.core.gaussian import (
     expected_erf,
@@ -45,7 +49,13 @@ from slrlib.core.gaussian import (
     zeta_dt,
 )
 from slrlib.core.predictors import erf_attention
-from slrlib.core.risk import MonteCarloEstimate, Overlaps, monte_carlo_risk, overlaps, risk_from_overlaps
+from slrlib.core.risk import (
+    MonteCarloEstimate,
+    Overlaps,
+    monte_carlo_risk,
+    overlaps,
+    risk_from_overlaps,
+)
 from slrlib.core.task import SLRTask, check_directions
 
 __all__ = [
@@ -75,7 +85,9 @@ _SQRT_2PI = math.sqrt(2.0 * math.pi)
 
 
 # ---------------------------------------------------------------------------- quadrature
-def gaussian_expectation(f: Callable[[float], float], epsabs: float = 1e-14, epsrel: float = 1e-12) -> float:
+def gaussian_expectation(
+    f: Callable[[float], float], epsabs: float = 1e-14, epsrel: float = 1e-12
+) -> float:
     r""":math:`\mathbb E f(G)`, :math:`G \sim \mathcal N(0, 1)`, by adaptive quadrature.
 
     ``f`` maps a float to a float (plain NumPy/``math``; no ``jax``). The integral
@@ -85,8 +97,12 @@ def gaussian_expectation(f: Callable[[float], float], epsabs: float = 1e-14, eps
     if not callable(f):
         raise ValueError(f"f must be a callable float -> float, got {f!r}")
     w = lambda g: f(g) * math.exp(-0.5 * g * g) / _SQRT_2PI  # noqa: E731
-    lo = integrate.quad(w, -np.inf, 0.0, epsabs=epsabs, epsrel=epsrel, limit=200)[0]
-    hi = integrate.quad(w, 0.0, np.inf, epsabs=epsabs, epsrel=epsrel, limit=200)[0]
+    lo = integrate.quad(
+        w, -np.inf, 0.0, epsabs=epsabs, epsrel=epsrel, limit=200
+    )[0]
+    hi = integrate.quad(
+        w, 0.0, np.inf, epsabs=epsabs, epsrel=epsrel, limit=200
+    )[0]
     return lo + hi
 
 
@@ -111,7 +127,9 @@ def zeta_quadrature(t, s) -> np.ndarray:
     and its code evaluate :math:`\zeta` numerically too). ``t`` and ``s`` broadcast;
     ``s >= 0``. Returns a NumPy float64 array.
     """
-    t, s = np.broadcast_arrays(np.asarray(t, dtype=float), np.asarray(s, dtype=float))
+    t, s = np.broadcast_arrays(
+        np.asarray(t, dtype=float), np.asarray(s, dtype=float)
+    )
     if not (np.all(np.isfinite(t)) and np.all(np.isfinite(s))):
         raise ValueError("t and s must be finite")
     if np.any(s < 0):
@@ -161,13 +179,19 @@ def lemma18(a: float, b: float = 0.0) -> dict[str, float]:
         "i": math.erf(b / math.sqrt(c)),
         "ii": _ERF_PRIME(b / math.sqrt(c)) / math.sqrt(c),
         "iii": _ERF_SECOND(b / math.sqrt(c)) / c,
-        "iv": 2.0 / math.sqrt(math.pi * c4) * _ERF_PRIME(math.sqrt(2.0) * b / math.sqrt(c4)),
+        "iv": 2.0
+        / math.sqrt(math.pi * c4)
+        * _ERF_PRIME(math.sqrt(2.0) * b / math.sqrt(c4)),
         "v": 4.0 * a / (math.pi * c * math.sqrt(c4)),
-        "vi": math.erf(b / math.sqrt(c * c4)) * _ERF_PRIME(b / math.sqrt(c)) / math.sqrt(c),
+        "vi": math.erf(b / math.sqrt(c * c4))
+        * _ERF_PRIME(b / math.sqrt(c))
+        / math.sqrt(c),
     }
 
 
-def lemma18_checks(a: float, b: float, t: float | None = None, s: float | None = None) -> list[IdentityCheck]:
+def lemma18_checks(
+    a: float, b: float, t: float | None = None, s: float | None = None
+) -> list[IdentityCheck]:
     r"""Lemma 18, items (i)-(vi), and the identities around it, each beside adaptive quadrature.
 
     With :math:`G \sim \mathcal N(0,1)` and real ``a``, ``b`` (and ``t``, ``s >= 0`` for
@@ -190,17 +214,45 @@ def lemma18_checks(a: float, b: float, t: float | None = None, s: float | None =
     closed = lemma18(a, b)
     x = lambda g: a * g + b  # noqa: E731
     return [
-        IdentityCheck("(i) E erf(aG+b)", f(expected_erf(a, b)), E(lambda g: erf(x(g)))),
-        IdentityCheck("(ii) E erf'(aG+b)", f(expected_erf_prime(a, b)), E(lambda g: erfp(x(g)))),
-        IdentityCheck("(iii) E erf''(aG+b)", closed["iii"], E(lambda g: erfs(x(g)))),
-        IdentityCheck("(iv) E erf'(aG+b)^2", closed["iv"], E(lambda g: erfp(x(g)) ** 2)),
-        IdentityCheck("(v) E[G erf(aG) erf'(aG)]", closed["v"], E(lambda g: g * erf(a * g) * erfp(a * g))),
-        IdentityCheck("(vi) E[erf erf'](aG+b)", 0.5 * f(zeta_dt(b, abs(a))),
-                      E(lambda g: erf(x(g)) * erfp(x(g)))),
-        IdentityCheck("Stein: E[G erf(aG+b)] = a E erf'(aG+b)", a * f(expected_erf_prime(a, b)),
-                      E(lambda g: g * erf(x(g)))),
-        IdentityCheck("E erf(aG)^2 = (2/π) arcsin", f(expected_erf_sq_centered(a)), E(lambda g: erf(a * g) ** 2)),
-        IdentityCheck("zeta(t,s) = E erf(t+sG)^2", f(zeta(t, s)), float(zeta_quadrature(t, s))),
+        IdentityCheck(
+            "(i) E erf(aG+b)", f(expected_erf(a, b)), E(lambda g: erf(x(g)))
+        ),
+        IdentityCheck(
+            "(ii) E erf'(aG+b)",
+            f(expected_erf_prime(a, b)),
+            E(lambda g: erfp(x(g))),
+        ),
+        IdentityCheck(
+            "(iii) E erf''(aG+b)", closed["iii"], E(lambda g: erfs(x(g)))
+        ),
+        IdentityCheck(
+            "(iv) E erf'(aG+b)^2", closed["iv"], E(lambda g: erfp(x(g)) ** 2)
+        ),
+        IdentityCheck(
+            "(v) E[G erf(aG) erf'(aG)]",
+            closed["v"],
+            E(lambda g: g * erf(a * g) * erfp(a * g)),
+        ),
+        IdentityCheck(
+            "(vi) E[erf erf'](aG+b)",
+            0.5 * f(zeta_dt(b, abs(a))),
+            E(lambda g: erf(x(g)) * erfp(x(g))),
+        ),
+        IdentityCheck(
+            "Stein: E[G erf(aG+b)] = a E erf'(aG+b)",
+            a * f(expected_erf_prime(a, b)),
+            E(lambda g: g * erf(x(g))),
+        ),
+        IdentityCheck(
+            "E erf(aG)^2 = (2/π) arcsin",
+            f(expected_erf_sq_centered(a)),
+            E(lambda g: erf(a * g) ** 2),
+        ),
+        IdentityCheck(
+            "zeta(t,s) = E erf(t+sG)^2",
+            f(zeta(t, s)),
+            float(zeta_quadrature(t, s)),
+        ),
     ]
 
 
@@ -232,9 +284,13 @@ def zeta_derivative_checks(t, s, h: float = 1e-4) -> ZetaDerivativeChecks:
     to about ``1e-7`` (round-off ``1e-16 / h^2``).
     """
     h = check_real_scalar(h, "h", minimum=0.0, strict=True)
-    t, s = np.broadcast_arrays(np.asarray(t, dtype=float), np.asarray(s, dtype=float))
+    t, s = np.broadcast_arrays(
+        np.asarray(t, dtype=float), np.asarray(s, dtype=float)
+    )
     if np.any(s < h):
-        raise ValueError(f"s must be >= h = {h} for central differences in s, got {s}")
+        raise ValueError(
+            f"s must be >= h = {h} for central differences in s, got {s}"
+        )
     z = lambda tt, ss: np.asarray(zeta(tt, ss))  # noqa: E731
     g_t = jax.vmap(jax.grad(zeta, 0))
     g_s = jax.vmap(jax.grad(zeta, 1))
@@ -260,7 +316,9 @@ def zeta_derivative_checks(t, s, h: float = 1e-4) -> ZetaDerivativeChecks:
 @jax.jit
 def _erf_attention_many(X, K, V, lams):
     # m predictors on the same samples: (b, L, d) x (m, d) x (m, d) x (m,) -> (b, m)
-    return jax.vmap(erf_attention, in_axes=(None, 0, 0, 0), out_axes=-1)(X, K, V, lams)
+    return jax.vmap(erf_attention, in_axes=(None, 0, 0, 0), out_axes=-1)(
+        X, K, V, lams
+    )
 
 
 _risk_from_overlaps_jit = jax.jit(risk_from_overlaps, static_argnums=(6,))
@@ -284,10 +342,15 @@ class RiskComparison(NamedTuple):
         """One row per point: ``*prefix, label, lam, kappa, nu, theta, eta, rho, closed, MC mean ± SE, z``."""
         ov, mc = self.overlaps, self.monte_carlo
         return [
-            [*prefix, self.labels[i], float(self.lam[i]),
-             *(float(np.asarray(x)[i]) for x in ov),
-             float(self.closed_form[i]), f"{float(mc.mean[i]):.5f} ± {float(mc.stderr[i]):.5f}",
-             float(self.z[i])]
+            [
+                *prefix,
+                self.labels[i],
+                float(self.lam[i]),
+                *(float(np.asarray(x)[i]) for x in ov),
+                float(self.closed_form[i]),
+                f"{float(mc.mean[i]):.5f} ± {float(mc.stderr[i]):.5f}",
+                float(self.z[i]),
+            ]
             for i in range(len(self.labels))
         ]
 
@@ -296,15 +359,28 @@ class RiskComparison(NamedTuple):
 
         ``names`` gives each point a short name (``"A1"``) that :meth:`value_rows` repeats.
         """
-        return [[names[i], self.labels[i], *(float(np.asarray(x)[i]) for x in self.overlaps)]
-                for i in range(len(names))]
+        return [
+            [
+                names[i],
+                self.labels[i],
+                *(float(np.asarray(x)[i]) for x in self.overlaps),
+            ]
+            for i in range(len(names))
+        ]
 
     def value_rows(self, names: Sequence[str]) -> list[list]:
         """The values, one row per point (:data:`VALUE_HEADERS`): ``name, lam, closed form, MC mean ± SE, z``."""
         mc = self.monte_carlo
-        return [[names[i], float(self.lam[i]), float(self.closed_form[i]),
-                 f"{float(mc.mean[i]):.5f} ± {float(mc.stderr[i]):.5f}", float(self.z[i])]
-                for i in range(len(names))]
+        return [
+            [
+                names[i],
+                float(self.lam[i]),
+                float(self.closed_form[i]),
+                f"{float(mc.mean[i]):.5f} ± {float(mc.stderr[i]):.5f}",
+                float(self.z[i]),
+            ]
+            for i in range(len(names))
+        ]
 
 
 #: Columns of :meth:`RiskComparison.overlap_rows` and their formats for :func:`slrlib.book.display.table`.
@@ -334,7 +410,9 @@ def points_from_specs(specs, k_star, v_star, key):
         try:
             kind, lam = spec
         except (TypeError, ValueError) as err:
-            raise ValueError(f"each spec must be a pair (kind, lam), got {spec!r}") from err
+            raise ValueError(
+                f"each spec must be a pair (kind, lam), got {spec!r}"
+            ) from err
         sub = jax.random.fold_in(key, i)
         if isinstance(kind, str) and kind == "oracle":
             k, v, label = k_star, v_star, "oracle"
@@ -358,8 +436,18 @@ def points_from_specs(specs, k_star, v_star, key):
     return tuple(labels), jnp.stack(ks), jnp.stack(vs), jnp.asarray(lams)
 
 
-def closed_form_vs_monte_carlo(task: SLRTask, k_star, v_star, K, V, lams, key, n_samples: int,
-                               batch_size: int | None = None, labels: Sequence[str] | None = None) -> RiskComparison:
+def closed_form_vs_monte_carlo(
+    task: SLRTask,
+    k_star,
+    v_star,
+    K,
+    V,
+    lams,
+    key,
+    n_samples: int,
+    batch_size: int | None = None,
+    labels: Sequence[str] | None = None,
+) -> RiskComparison:
     r"""The risk :math:`\mathcal R_\lambda(k, v)` of the erf-attention predictor (3) at ``m`` points,
     in closed form (the formula of :func:`slrlib.population_risk`, jit-compiled) and by Monte Carlo (:func:`slrlib.monte_carlo_risk`).
 
@@ -373,22 +461,45 @@ def closed_form_vs_monte_carlo(task: SLRTask, k_star, v_star, K, V, lams, key, n
     K = task.check_parameter_vector(K, "K")
     V = task.check_parameter_vector(V, "V")
     if K.ndim != 2 or K.shape != V.shape:
-        raise ValueError(f"K and V must both have shape (m, d), got {K.shape} and {V.shape}")
+        raise ValueError(
+            f"K and V must both have shape (m, d), got {K.shape} and {V.shape}"
+        )
     m = K.shape[0]
     lams = jnp.broadcast_to(jnp.asarray(lams, dtype=float), (m,))
     if not bool(jnp.all(jnp.isfinite(lams) & (lams >= 0))):
-        raise ValueError(f"lams must be finite and >= 0, got {np.asarray(lams)}")
-    labels = tuple(f"point {i}" for i in range(m)) if labels is None else tuple(labels)
+        raise ValueError(
+            f"lams must be finite and >= 0, got {np.asarray(lams)}"
+        )
+    labels = (
+        tuple(f"point {i}" for i in range(m))
+        if labels is None
+        else tuple(labels)
+    )
     if len(labels) != m:
-        raise ValueError(f"labels must have one entry per point ({m}), got {len(labels)}")
+        raise ValueError(
+            f"labels must have one entry per point ({m}), got {len(labels)}"
+        )
     ov = overlaps(K, V, k_star, v_star)
     # Same formula as slrlib.population_risk (inputs validated above), compiled once per call
     # rather than op by op.
     closed = np.asarray(_risk_from_overlaps_jit(*ov, lams, task))
-    est = monte_carlo_risk(lambda X: _erf_attention_many(X, K, V, lams), task, k_star, v_star,
-                           key, n_samples=n_samples, batch_size=batch_size)
+    est = monte_carlo_risk(
+        lambda X: _erf_attention_many(X, K, V, lams),
+        task,
+        k_star,
+        v_star,
+        key,
+        n_samples=n_samples,
+        batch_size=batch_size,
+    )
     ov = Overlaps(*(np.asarray(x) for x in ov))
-    return RiskComparison(labels=labels, overlaps=ov, lam=np.asarray(lams), closed_form=closed, monte_carlo=est)
+    return RiskComparison(
+        labels=labels,
+        overlaps=ov,
+        lam=np.asarray(lams),
+        closed_form=closed,
+        monte_carlo=est,
+    )
 
 
 # ---------------------------------------------------------------------------- risk by quadrature
@@ -407,21 +518,37 @@ _QUAD_EPSABS = 1e-15
 _QUAD_EPSREL = 1e-13
 
 
-def _gauss_integral(f: Callable[[float], float], breaks: Sequence[float]) -> tuple[float, float]:
+def _gauss_integral(
+    f: Callable[[float], float], breaks: Sequence[float]
+) -> tuple[float, float]:
     # \int f(x) phi(x) dx over the real line, split at 0 and at the given break points.
     w = lambda x: f(x) * math.exp(-0.5 * x * x) / _SQRT_2PI  # noqa: E731
-    pts = sorted({0.0, *(float(b) for b in breaks if math.isfinite(b) and abs(b) < 40.0)})
+    pts = sorted(
+        {
+            0.0,
+            *(float(b) for b in breaks if math.isfinite(b) and abs(b) < 40.0),
+        }
+    )
     edges = [-np.inf, *pts, np.inf]
     value = err = 0.0
     for a, b in zip(edges[:-1], edges[1:]):
-        v, e = integrate.quad(w, a, b, epsabs=_QUAD_EPSABS, epsrel=_QUAD_EPSREL, limit=400)
+        v, e = integrate.quad(
+            w, a, b, epsabs=_QUAD_EPSABS, epsrel=_QUAD_EPSREL, limit=400
+        )
         value += v
         err += e
     return value, err
 
 
-def risk_by_quadrature(kappa: float, nu: float, theta: float, eta: float, rho: float, lam: float,
-                       task: SLRTask) -> QuadratureRisk:
+def risk_by_quadrature(
+    kappa: float,
+    nu: float,
+    theta: float,
+    eta: float,
+    rho: float,
+    lam: float,
+    task: SLRTask,
+) -> QuadratureRisk:
     r"""The risk :math:`\mathcal R_\lambda` at five overlaps, by one-dimensional Gaussian quadrature.
 
     An independent evaluation of Theorem 1: it uses Gaussian conditioning and adaptive
@@ -487,7 +614,13 @@ def risk_by_quadrature(kappa: float, nu: float, theta: float, eta: float, rho: f
     if not isinstance(task, SLRTask):
         raise ValueError(f"task must be an SLRTask, got {type(task).__name__}")
     ov = []
-    for x, name in ((kappa, "kappa"), (nu, "nu"), (theta, "theta"), (eta, "eta"), (rho, "rho")):
+    for x, name in (
+        (kappa, "kappa"),
+        (nu, "nu"),
+        (theta, "theta"),
+        (eta, "eta"),
+        (rho, "rho"),
+    ):
         x = check_real_scalar(x, name)
         if abs(x) > 1.0:
             raise ValueError(f"{name} must lie in [-1, 1], got {x!r}")
@@ -504,7 +637,15 @@ def risk_by_quadrature(kappa: float, nu: float, theta: float, eta: float, rho: f
 
     def second_moment(x):
         ex = e(x)
-        var = g * g * ((1.0 - eta * eta) - 2.0 * ex * (nu - eta * rho) + ex * ex * (1.0 - rho * rho))
+        var = (
+            g
+            * g
+            * (
+                (1.0 - eta * eta)
+                - 2.0 * ex * (nu - eta * rho)
+                + ex * ex * (1.0 - rho * rho)
+            )
+        )
         return m(x) ** 2 + var
 
     step = [-q * kappa / g] if lam > 0 else []
@@ -512,15 +653,37 @@ def risk_by_quadrature(kappa: float, nu: float, theta: float, eta: float, rho: f
     r2, e_r2 = _gauss_integral(second_moment, step)
     n1, e_n1 = _gauss_integral(lambda a: a * math.erf(lam * a), [])
     n1, e_n1 = rho * n1, abs(rho) * e_n1
-    n2, e_n2 = _gauss_integral(lambda a: math.erf(lam * a) ** 2 * (rho * rho * a * a + 1.0 - rho * rho), [])
-    value = eps**2 + r2 - 2.0 * (L - 1) * r1 * n1 + (L - 1) * n2 + (L - 1) * (L - 2) * n1 * n1
-    abserr = (e_r2 + 2.0 * (L - 1) * (abs(n1) * e_r1 + abs(r1) * e_n1) + (L - 1) * e_n2
-              + 2.0 * (L - 1) * (L - 2) * abs(n1) * e_n1)
+    n2, e_n2 = _gauss_integral(
+        lambda a: (
+            math.erf(lam * a) ** 2 * (rho * rho * a * a + 1.0 - rho * rho)
+        ),
+        [],
+    )
+    value = (
+        eps**2
+        + r2
+        - 2.0 * (L - 1) * r1 * n1
+        + (L - 1) * n2
+        + (L - 1) * (L - 2) * n1 * n1
+    )
+    abserr = (
+        e_r2
+        + 2.0 * (L - 1) * (abs(n1) * e_r1 + abs(r1) * e_n1)
+        + (L - 1) * e_n2
+        + 2.0 * (L - 1) * (L - 2) * abs(n1) * e_n1
+    )
     return QuadratureRisk(float(value), float(abserr))
 
 
-def prop15_terms(kappa: float, nu: float, theta: float, eta: float, rho: float, lam: float,
-                 task: SLRTask) -> dict[str, float]:
+def prop15_terms(
+    kappa: float,
+    nu: float,
+    theta: float,
+    eta: float,
+    rho: float,
+    lam: float,
+    task: SLRTask,
+) -> dict[str, float]:
     r"""The terms of Proposition 15 (eq. (8) of the paper, the closed-form risk), one by one.
 
     The expression of :func:`slrlib.risk_from_overlaps` split into its fourteen additive
@@ -552,8 +715,16 @@ def prop15_terms(kappa: float, nu: float, theta: float, eta: float, rho: float, 
     """
     if not isinstance(task, SLRTask):
         raise ValueError(f"task must be an SLRTask, got {type(task).__name__}")
-    kappa, nu, theta, eta, rho = (check_real_scalar(x, n) for x, n in
-                                  ((kappa, "kappa"), (nu, "nu"), (theta, "theta"), (eta, "eta"), (rho, "rho")))
+    kappa, nu, theta, eta, rho = (
+        check_real_scalar(x, n)
+        for x, n in (
+            (kappa, "kappa"),
+            (nu, "nu"),
+            (theta, "theta"),
+            (eta, "eta"),
+            (rho, "rho"),
+        )
+    )
     lam = check_real_scalar(lam, "lam", minimum=0.0)
     q, g2, L, eps = task.q, task.gamma**2, task.L, task.eps
     s = lam * task.gamma
@@ -563,25 +734,74 @@ def prop15_terms(kappa: float, nu: float, theta: float, eta: float, rho: float, 
     erfp = lambda x: 2.0 / math.sqrt(math.pi) * math.exp(-x * x)  # noqa: E731
     erfs = lambda x: -2.0 * x * erfp(x)  # noqa: E731
     zeta_ts = float(zeta(lam * q * kappa, s))
-    zeta_0 = 2.0 / math.pi * math.asin(2.0 * lam * lam / (1.0 + 2.0 * lam * lam))
-    mixed = 4.0 * lam * g2 * q / math.sqrt(c2) * math.erf(a / math.sqrt(c4)) * erfp(a)
+    zeta_0 = (
+        2.0 / math.pi * math.asin(2.0 * lam * lam / (1.0 + 2.0 * lam * lam))
+    )
+    mixed = (
+        4.0
+        * lam
+        * g2
+        * q
+        / math.sqrt(c2)
+        * math.erf(a / math.sqrt(c4))
+        * erfp(a)
+    )
     return {
         "ε²": eps**2,
         "γ²": g2,
         "-2γ²ν erf(a)": -2.0 * g2 * nu * math.erf(a),
-        "-2λγ²qηθ/√c₂ erf'(a)": -2.0 * lam * g2 * q * eta * theta / math.sqrt(c2) * erfp(a),
-        "-2λ²γ⁴ηρ/c₂ erf''(a)": -2.0 * lam**2 * g2**2 * eta * rho / c2 * erfs(a),
+        "-2λγ²qηθ/√c₂ erf'(a)": -2.0
+        * lam
+        * g2
+        * q
+        * eta
+        * theta
+        / math.sqrt(c2)
+        * erfp(a),
+        "-2λ²γ⁴ηρ/c₂ erf''(a)": -2.0
+        * lam**2
+        * g2**2
+        * eta
+        * rho
+        / c2
+        * erfs(a),
         "(q²θ² + γ²) ζ(λqκ, s)": (q * q * theta * theta + g2) * zeta_ts,
         "4λγ²q/√c₂ θρ erf(a/√c₄) erf'(a)": mixed * theta * rho,
-        "-4λ³γ⁴qρ²κ/c₂^{3/2} erf(a/√c₄) erf'(a)": -mixed * lam**2 * g2 * rho**2 * kappa / c2,
-        "4λ²γ⁴ρ²/(√π c₂√c₄) erf'(√2λqκ/√c₄)": 4.0 * lam**2 * g2**2 * rho**2 / (math.sqrt(math.pi) * c2 * math.sqrt(c4))
+        "-4λ³γ⁴qρ²κ/c₂^{3/2} erf(a/√c₄) erf'(a)": -mixed
+        * lam**2
+        * g2
+        * rho**2
+        * kappa
+        / c2,
+        "4λ²γ⁴ρ²/(√π c₂√c₄) erf'(√2λqκ/√c₄)": 4.0
+        * lam**2
+        * g2**2
+        * rho**2
+        / (math.sqrt(math.pi) * c2 * math.sqrt(c4))
         * erfp(math.sqrt(2.0) * lam * q * kappa / math.sqrt(c4)),
         "(L-1) ζ(0, λ)": (L - 1) * zeta_0,
-        "(L-1) 8λ²ρ²/(π(1+2λ²)√(1+4λ²))": (L - 1) * 8.0 * lam**2 * rho**2
+        "(L-1) 8λ²ρ²/(π(1+2λ²)√(1+4λ²))": (L - 1)
+        * 8.0
+        * lam**2
+        * rho**2
         / (math.pi * (1.0 + 2.0 * lam**2) * math.sqrt(1.0 + 4.0 * lam**2)),
         "(L-1)(L-2) C²ρ²": (L - 1) * (L - 2) * C * C * rho * rho,
-        "2(L-1) Cρ qθ erf(a)": 2.0 * (L - 1) * C * rho * q * theta * math.erf(a),
-        "2(L-1) Cρ λγ²ρ/√c₂ erf'(a)": 2.0 * (L - 1) * C * rho * lam * g2 * rho / math.sqrt(c2) * erfp(a),
+        "2(L-1) Cρ qθ erf(a)": 2.0
+        * (L - 1)
+        * C
+        * rho
+        * q
+        * theta
+        * math.erf(a),
+        "2(L-1) Cρ λγ²ρ/√c₂ erf'(a)": 2.0
+        * (L - 1)
+        * C
+        * rho
+        * lam
+        * g2
+        * rho
+        / math.sqrt(c2)
+        * erfp(a),
     }
 
 
@@ -601,7 +821,13 @@ class Prop15Expectation(NamedTuple):
 
 def _check_overlaps(kappa, nu, theta, eta, rho):
     out = []
-    for x, name in ((kappa, "kappa"), (nu, "nu"), (theta, "theta"), (eta, "eta"), (rho, "rho")):
+    for x, name in (
+        (kappa, "kappa"),
+        (nu, "nu"),
+        (theta, "theta"),
+        (eta, "eta"),
+        (rho, "rho"),
+    ):
         x = check_real_scalar(x, name)
         if abs(x) > 1.0:
             raise ValueError(f"{name} must lie in [-1, 1], got {x!r}")
@@ -612,7 +838,7 @@ def _check_overlaps(kappa, nu, theta, eta, rho):
 def _prop15_closed(kappa, nu, theta, eta, rho, lam, task) -> dict[str, float]:
     # The eight expectations of the proof, from Stein's lemma and Lemma 18 only.
     q, g = task.q, task.gamma
-    s, b = lam * g, lam * q * kappa                 # e(V) = erf(b + sV)
+    s, b = lam * g, lam * q * kappa  # e(V) = erf(b + sV)
     c2 = 1.0 + 2.0 * s * s
     rel, noise = lemma18(s, b), lemma18(lam, 0.0)
     z_rel = float(zeta(b, s))
@@ -624,14 +850,24 @@ def _prop15_closed(kappa, nu, theta, eta, rho, lam, task) -> dict[str, float]:
         "E[U W e(V)]": nu * rel["i"] + eta * rho * s * s * rel["iii"],
         "E[e(V)²]": z_rel,
         "E[W e(V)²]": 2.0 * rho * s * rel["vi"],
-        "E[W² e(V)²]": z_rel + 2.0 * rho * rho * s * s / c2 * (rel["iv"] - 2.0 * b * rel["vi"]),
+        "E[W² e(V)²]": z_rel
+        + 2.0 * rho * rho * s * s / c2 * (rel["iv"] - 2.0 * b * rel["vi"]),
         "E[erf(λA) B]": rho * lam * noise["ii"],
         "E[erf(λA)² B²]": z_0 + 2.0 * lam * rho * rho * noise["v"],
     }
 
 
-def prop15_expectations(kappa: float, nu: float, theta: float, eta: float, rho: float, lam: float,
-                        task: SLRTask, seed: int = 0, n: int = 1_000_000) -> list[Prop15Expectation]:
+def prop15_expectations(
+    kappa: float,
+    nu: float,
+    theta: float,
+    eta: float,
+    rho: float,
+    lam: float,
+    task: SLRTask,
+    seed: int = 0,
+    n: int = 1_000_000,
+) -> list[Prop15Expectation]:
     r"""The Gaussian expectations that make up Proposition 15, by Lemma 18 and by Monte Carlo.
 
     In the notation of the chapter's proof, :math:`(U, V, W)` is a centred Gaussian vector
@@ -665,27 +901,50 @@ def prop15_expectations(kappa: float, nu: float, theta: float, eta: float, rho: 
     cov = np.array([[1.0, eta, nu], [eta, 1.0, rho], [nu, rho, 1.0]])
     w, vecs = np.linalg.eigh(cov)
     if w.min() < -1e-12:
-        raise ValueError(f"the overlaps give a covariance of (U, V, W) that is not positive semi-definite: {cov}")
-    root = vecs * np.sqrt(np.clip(w, 0.0, None))          # cov = root @ root.T
+        raise ValueError(
+            f"the overlaps give a covariance of (U, V, W) that is not positive semi-definite: {cov}"
+        )
+    root = vecs * np.sqrt(np.clip(w, 0.0, None))  # cov = root @ root.T
     rng = np.random.default_rng(seed)
     U, V, W = root @ rng.standard_normal((3, n))
     A = rng.standard_normal(n)
     B = rho * A + math.sqrt(1.0 - rho * rho) * rng.standard_normal(n)
     from scipy.special import erf as _erf
+
     e = _erf(lam * (task.q * kappa + task.gamma * V))
     ea = _erf(lam * A)
     samples = {
-        "E[e(V)]": e, "E[W e(V)]": W * e, "E[U e(V)]": U * e, "E[U W e(V)]": U * W * e,
-        "E[e(V)²]": e * e, "E[W e(V)²]": W * e * e, "E[W² e(V)²]": W * W * e * e,
-        "E[erf(λA) B]": ea * B, "E[erf(λA)² B²]": ea * ea * B * B,
+        "E[e(V)]": e,
+        "E[W e(V)]": W * e,
+        "E[U e(V)]": U * e,
+        "E[U W e(V)]": U * W * e,
+        "E[e(V)²]": e * e,
+        "E[W e(V)²]": W * e * e,
+        "E[W² e(V)²]": W * W * e * e,
+        "E[erf(λA) B]": ea * B,
+        "E[erf(λA)² B²]": ea * ea * B * B,
     }
     closed = _prop15_closed(kappa, nu, theta, eta, rho, lam, task)
-    return [Prop15Expectation(name, closed[name], float(x.mean()), float(x.std(ddof=1) / math.sqrt(n)))
-            for name, x in samples.items()]
+    return [
+        Prop15Expectation(
+            name,
+            closed[name],
+            float(x.mean()),
+            float(x.std(ddof=1) / math.sqrt(n)),
+        )
+        for name, x in samples.items()
+    ]
 
 
-def prop15_assembled(kappa: float, nu: float, theta: float, eta: float, rho: float, lam: float,
-                     task: SLRTask) -> dict[str, float]:
+def prop15_assembled(
+    kappa: float,
+    nu: float,
+    theta: float,
+    eta: float,
+    rho: float,
+    lam: float,
+    task: SLRTask,
+) -> dict[str, float]:
     r"""The four parts of the risk, assembled from the expectations of :func:`prop15_expectations`.
 
     With :math:`R = \gamma U - e(V)(q\theta + \gamma W)` (the relevant token's error) and
@@ -702,9 +961,19 @@ def prop15_assembled(kappa: float, nu: float, theta: float, eta: float, rho: flo
     lam = check_real_scalar(lam, "lam", minimum=0.0)
     E = _prop15_closed(kappa, nu, theta, eta, rho, lam, task)
     q, g, L = task.q, task.gamma, task.L
-    ER2 = (g * g - 2.0 * g * q * theta * E["E[U e(V)]"] - 2.0 * g * g * E["E[U W e(V)]"]
-           + q * q * theta * theta * E["E[e(V)²]"] + 2.0 * q * theta * g * E["E[W e(V)²]"] + g * g * E["E[W² e(V)²]"])
+    ER2 = (
+        g * g
+        - 2.0 * g * q * theta * E["E[U e(V)]"]
+        - 2.0 * g * g * E["E[U W e(V)]"]
+        + q * q * theta * theta * E["E[e(V)²]"]
+        + 2.0 * q * theta * g * E["E[W e(V)²]"]
+        + g * g * E["E[W² e(V)²]"]
+    )
     ER = -q * theta * E["E[e(V)]"] - g * E["E[W e(V)]"]
     ES, ES2 = E["E[erf(λA) B]"], E["E[erf(λA)² B²]"]
-    return {"relevant": ER2, "noise": (L - 1) * ES2, "noise pairs": (L - 1) * (L - 2) * ES * ES,
-            "cross": -2.0 * (L - 1) * ER * ES}
+    return {
+        "relevant": ER2,
+        "noise": (L - 1) * ES2,
+        "noise pairs": (L - 1) * (L - 2) * ES * ES,
+        "cross": -2.0 * (L - 1) * ER * ES,
+    }

@@ -39,7 +39,11 @@ from slrlib.validation import (
     check_real_scalar,
 )
 from slrlib.core.gaussian import expected_erf_sq_centered, zeta
-from slrlib.core.montecarlo import MonteCarloEstimate, RunningMoments, monte_carlo_mean
+from slrlib.core.montecarlo import (
+    MonteCarloEstimate,
+    RunningMoments,
+    monte_carlo_mean,
+)
 from slrlib.core.task import SLRTask, check_task
 
 __all__ = [
@@ -62,7 +66,9 @@ __all__ = [
 def _check_n_samples(n_samples) -> int:
     n_samples = check_positive_int(n_samples, "n_samples")
     if n_samples < 2:
-        raise ValueError(f"n_samples must be >= 2 to estimate a standard error, got {n_samples}")
+        raise ValueError(
+            f"n_samples must be >= 2 to estimate a standard error, got {n_samples}"
+        )
     return n_samples
 
 
@@ -105,7 +111,9 @@ def _excess_terms(lam, d, L, gamma):
     q = jnp.sqrt(d / 2.0)
     s = lam * gamma
     a = lam * q / jnp.sqrt(1.0 + 2.0 * jnp.square(s))
-    relevant = jnp.square(gamma) * (1.0 - 2.0 * jax.scipy.special.erf(a) + zeta(lam * q, s))
+    relevant = jnp.square(gamma) * (
+        1.0 - 2.0 * jax.scipy.special.erf(a) + zeta(lam * q, s)
+    )
     noise = (L - 1.0) * expected_erf_sq_centered(lam)
     return relevant, noise
 
@@ -131,7 +139,9 @@ def oracle_risk_terms(lam, task: SLRTask) -> OracleRiskTerms:
     return oracle_excess_terms(lam, task.d, task.L, task.gamma)
 
 
-def optimal_lambda_asymptotic(d: float, L: float, gamma: float = math.sqrt(0.5)) -> tuple[float, float]:
+def optimal_lambda_asymptotic(
+    d: float, L: float, gamma: float = math.sqrt(0.5)
+) -> tuple[float, float]:
     r"""Large-:math:`d` approximation of :func:`slrlib.core.risk.optimal_lambda` and of the minimal excess risk (our derivation).
 
     For small :math:`\lambda` and large :math:`\lambda q`, the two terms of :func:`oracle_risk_terms` are
@@ -154,7 +164,9 @@ def optimal_lambda_asymptotic(d: float, L: float, gamma: float = math.sqrt(0.5))
     gamma = check_real_scalar(gamma, "gamma", minimum=0.0, strict=True)
     c = 2.0 * (L - 1.0) / (gamma**2 * d)
 
-    def f(x: float) -> float:  # log of the left side minus log c, decreasing in x > 0
+    def f(
+        x: float,
+    ) -> float:  # log of the left side minus log c, decreasing in x > 0
         return -x + math.log1p(x) - 2.0 * math.log(x) - math.log(c)
 
     lo, hi = 1e-12, 10.0
@@ -221,8 +233,12 @@ def hard_oracle_error(task: SLRTask) -> float:
 
     # The integrand is a narrow bump (Gaussian weight times a Gaussian tail): find its peak,
     # then integrate exp(log_integrand - peak) over a window wide enough for both tails.
-    res = optimize.minimize_scalar(lambda z: -log_integrand(z), bounds=(-q / g - 10.0, 10.0), method="bounded",
-                                   options={"xatol": 1e-10})
+    res = optimize.minimize_scalar(
+        lambda z: -log_integrand(z),
+        bounds=(-q / g - 10.0, 10.0),
+        method="bounded",
+        options={"xatol": 1e-10},
+    )
     z_star, h_star = float(res.x), -float(res.fun)
     val, _ = integrate.quad(
         lambda z: math.exp(log_integrand(z) - h_star),
@@ -251,7 +267,9 @@ def hard_oracle_risk(task: SLRTask) -> float:
 
 
 # --------------------------------------------------------------------------- Monte Carlo
-def bayes_excess_risk(task: SLRTask, key, n_samples: int = 100_000, batch_size: int = 50_000) -> MonteCarloEstimate:
+def bayes_excess_risk(
+    task: SLRTask, key, n_samples: int = 100_000, batch_size: int = 50_000
+) -> MonteCarloEstimate:
     r"""Monte Carlo estimate of the Bayes risk's excess over :math:`\varepsilon^2` (Rao–Blackwellised).
 
     The Bayes risk is :math:`\varepsilon^2 + \mathbb E\big[\operatorname{Var}(X_{J_0}^\top v^\star \mid \mathbb X)\big]` and the
@@ -286,7 +304,9 @@ def bayes_excess_risk(task: SLRTask, key, n_samples: int = 100_000, batch_size: 
     batch_size = min(check_positive_int(batch_size, "batch_size"), n_samples)
     n_batches = -(-n_samples // batch_size)
     # NumPy's generator, seeded from the JAX key: jax.random.gamma is slow on CPU.
-    rng = np.random.default_rng(np.asarray(jax.random.key_data(key)).ravel().tolist())
+    rng = np.random.default_rng(
+        np.asarray(jax.random.key_data(key)).ravel().tolist()
+    )
     log_pi = np.log(np.asarray(task.pi, dtype=np.float64))
     acc = RunningMoments()
     for _ in range(n_batches):
@@ -294,7 +314,9 @@ def bayes_excess_risk(task: SLRTask, key, n_samples: int = 100_000, batch_size: 
     return acc.estimate()
 
 
-def reduced_token_draws(rng: np.random.Generator, n: int, task: SLRTask, probs: np.ndarray):
+def reduced_token_draws(
+    rng: np.random.Generator, n: int, task: SLRTask, probs: np.ndarray
+):
     r"""Draw ``n`` sequences through the three statistics per token that the Bayes posterior reads.
 
     Returns ``(J0, t, u, r)``: the relevant positions (n,) and, per token (n, L),
@@ -309,24 +331,39 @@ def reduced_token_draws(rng: np.random.Generator, n: int, task: SLRTask, probs: 
     scale = np.where(rel, gamma, 1.0)
     t = np.where(rel, q, 0.0) + scale * rng.standard_normal((n, L))
     u = scale * rng.standard_normal((n, L))
-    r = np.square(scale) * (rng.chisquare(task.d - 2, (n, L)) if task.d > 2 else 0.0)
+    r = np.square(scale) * (
+        rng.chisquare(task.d - 2, (n, L)) if task.d > 2 else 0.0
+    )
     return J0, t, u, r
 
 
-def reduced_bayes_posterior(t: np.ndarray, u: np.ndarray, r: np.ndarray, task: SLRTask,
-                            log_pi: np.ndarray) -> np.ndarray:
+def reduced_bayes_posterior(
+    t: np.ndarray,
+    u: np.ndarray,
+    r: np.ndarray,
+    task: SLRTask,
+    log_pi: np.ndarray,
+) -> np.ndarray:
     """The Bayes posterior of :func:`slrlib.core.predictors.bayes_posterior` from ``(t, u, r)`` per token."""
     g2inv = 1.0 / task.gamma**2
-    s = log_pi + task.q * g2inv * t + 0.5 * (1.0 - g2inv) * (np.square(t) + np.square(u) + r)
+    s = (
+        log_pi
+        + task.q * g2inv * t
+        + 0.5 * (1.0 - g2inv) * (np.square(t) + np.square(u) + r)
+    )
     s -= s.max(axis=1, keepdims=True)
     p = np.exp(s)
     p /= p.sum(axis=1, keepdims=True)
     return p
 
 
-def _reduced_posterior_variance(rng: np.random.Generator, n: int, task: SLRTask, log_pi: np.ndarray) -> np.ndarray:
+def _reduced_posterior_variance(
+    rng: np.random.Generator, n: int, task: SLRTask, log_pi: np.ndarray
+) -> np.ndarray:
     """Conditional variances Var(X_J0^T v* | X) for n samples drawn through (t, u, r) per token."""
-    _, t, u, r = reduced_token_draws(rng, n, task, np.exp(log_pi) / np.exp(log_pi).sum())
+    _, t, u, r = reduced_token_draws(
+        rng, n, task, np.exp(log_pi) / np.exp(log_pi).sum()
+    )
     p = reduced_bayes_posterior(t, u, r, task, log_pi)
     m = np.sum(p * u, axis=1, keepdims=True)
     return np.sum(p * np.square(u - m), axis=1)
@@ -356,9 +393,15 @@ def paired_risk_difference(
     """
     task = check_task(task)
     if not callable(predict):
-        raise ValueError(f"predict must be a callable X -> predictions (b, m), got {predict!r}")
-    if not isinstance(reference, (int, np.integer)) or isinstance(reference, bool):
-        raise ValueError(f"reference must be a column index (int), got {reference!r}")
+        raise ValueError(
+            f"predict must be a callable X -> predictions (b, m), got {predict!r}"
+        )
+    if not isinstance(reference, (int, np.integer)) or isinstance(
+        reference, bool
+    ):
+        raise ValueError(
+            f"reference must be a column index (int), got {reference!r}"
+        )
 
     def loss_difference(sample):
         pred = jnp.asarray(predict(sample.X))
@@ -369,13 +412,19 @@ def paired_risk_difference(
                 f"got {pred.shape}"
             )
         if not -pred.shape[1] <= reference < pred.shape[1]:
-            raise ValueError(f"reference must be in [0, {pred.shape[1]}), got {reference}")
+            raise ValueError(
+                f"reference must be in [0, {pred.shape[1]}), got {reference}"
+            )
         if not bool(jnp.all(jnp.isfinite(pred))):
-            raise ValueError("predict returned non-finite predictions (NaN or inf)")
+            raise ValueError(
+                "predict returned non-finite predictions (NaN or inf)"
+            )
         loss = jnp.square(sample.y[:, None] - pred)
         return loss - loss[:, [reference]]
 
-    return monte_carlo_mean(loss_difference, task, k_star, v_star, key, n_samples, batch_size)
+    return monte_carlo_mean(
+        loss_difference, task, k_star, v_star, key, n_samples, batch_size
+    )
 
 
 # --------------------------------------------------------------------------- calibration
@@ -411,9 +460,13 @@ def reliability_table(p, J0, edges) -> ReliabilityTable:
     if p.ndim != 2:
         raise ValueError(f"p must have shape (n, L), got shape {p.shape}")
     if J0.shape != (p.shape[0],):
-        raise ValueError(f"J0 must have shape (n,) = ({p.shape[0]},), got shape {J0.shape}")
+        raise ValueError(
+            f"J0 must have shape (n,) = ({p.shape[0]},), got shape {J0.shape}"
+        )
     if edges.ndim != 1 or edges.size < 2 or np.any(np.diff(edges) <= 0):
-        raise ValueError(f"edges must be an increasing sequence of at least 2 numbers, got {edges!r}")
+        raise ValueError(
+            f"edges must be an increasing sequence of at least 2 numbers, got {edges!r}"
+        )
     conf = p.max(axis=1)
     correct = (p.argmax(axis=1) == J0).astype(np.float64)
     idx = np.searchsorted(edges, conf, side="right") - 1
@@ -431,4 +484,6 @@ def reliability_table(p, J0, edges) -> ReliabilityTable:
     with np.errstate(invalid="ignore", divide="ignore"):
         stderr = np.sqrt(confidence * (1.0 - confidence) / count)
         z = (accuracy - confidence) / stderr
-    return ReliabilityTable(edges[:-1], edges[1:], count, confidence, accuracy, stderr, z)
+    return ReliabilityTable(
+        edges[:-1], edges[1:], count, confidence, accuracy, stderr, z
+    )

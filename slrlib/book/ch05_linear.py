@@ -56,7 +56,9 @@ def _tokens_and_targets(X, y) -> tuple[np.ndarray, np.ndarray]:
     if X.ndim != 3:
         raise ValueError(f"X must have shape (n, L, d), got shape {X.shape}")
     if y.shape != (X.shape[0],):
-        raise ValueError(f"y must have shape (n,) = ({X.shape[0]},), got shape {y.shape}")
+        raise ValueError(
+            f"y must have shape (n,) = ({X.shape[0]},), got shape {y.shape}"
+        )
     if X.shape[0] < 2:
         raise ValueError(f"X must hold at least 2 samples, got {X.shape[0]}")
     if not (np.all(np.isfinite(X)) and np.all(np.isfinite(y))):
@@ -68,7 +70,9 @@ def _check_alpha(alpha) -> float:
     try:
         alpha = float(alpha)
     except (TypeError, ValueError) as err:
-        raise ValueError(f"alpha must be a real number >= 0, got {alpha!r}") from err
+        raise ValueError(
+            f"alpha must be a real number >= 0, got {alpha!r}"
+        ) from err
     if not np.isfinite(alpha) or alpha < 0:
         raise ValueError(f"alpha must be a real number >= 0, got {alpha!r}")
     return alpha
@@ -92,7 +96,10 @@ def linear_moments(task: SLRTask, k_star, v_star) -> LinearMoments:
     ``y2`` :math:`= \gamma^2 + \varepsilon^2`.
     """
     task = check_task(task)
-    k_star, v_star = (np.asarray(u, dtype=np.float64) for u in check_directions(k_star, v_star, task.d))
+    k_star, v_star = (
+        np.asarray(u, dtype=np.float64)
+        for u in check_directions(k_star, v_star, task.d)
+    )
     pi = np.asarray(task.pi, dtype=np.float64)
     g2 = task.gamma**2
     L, d = task.L, task.d
@@ -101,7 +108,9 @@ def linear_moments(task: SLRTask, k_star, v_star) -> LinearMoments:
     kk = np.outer(k_star, k_star)
     for ell in range(L):
         block = slice(ell * d, (ell + 1) * d)
-        Sigma[block, block] = (1.0 - pi[ell] + pi[ell] * g2) * np.eye(d) + pi[ell] * task.q**2 * kk
+        Sigma[block, block] = (1.0 - pi[ell] + pi[ell] * g2) * np.eye(d) + pi[
+            ell
+        ] * task.q**2 * kk
         b[block] = pi[ell] * g2 * v_star
     return LinearMoments(Sigma=Sigma, b=b, y2=g2 + task.eps**2)
 
@@ -130,10 +139,15 @@ def linear_risk_of_weights(W, task: SLRTask, k_star, v_star) -> np.ndarray:
     Its minimum over ``W`` is :func:`slrlib.linear_risk` (Proposition 3).
     """
     task = check_task(task)
-    k_star, v_star = (np.asarray(u, dtype=np.float64) for u in check_directions(k_star, v_star, task.d))
+    k_star, v_star = (
+        np.asarray(u, dtype=np.float64)
+        for u in check_directions(k_star, v_star, task.d)
+    )
     W = np.asarray(W, dtype=np.float64)
     if W.ndim < 2 or W.shape[-2:] != (task.L, task.d):
-        raise ValueError(f"W must have shape (..., L, d) = (..., {task.L}, {task.d}), got shape {W.shape}")
+        raise ValueError(
+            f"W must have shape (..., L, d) = (..., {task.L}, {task.d}), got shape {W.shape}"
+        )
     if not np.all(np.isfinite(W)):
         raise ValueError("W must be finite")
     pi = np.asarray(task.pi, dtype=np.float64)
@@ -173,7 +187,9 @@ def empirical_moments(X, y) -> EmpiricalMoments:
     corr = n / (n - 1)
     Sigma_se = np.sqrt(np.maximum(Sigma_sq - Sigma**2, 0.0) * corr / n)
     b_se = np.sqrt(np.maximum(b_sq - b**2, 0.0) * corr / n)
-    return EmpiricalMoments(Sigma=Sigma, Sigma_se=Sigma_se, b=b, b_se=b_se, n=n)
+    return EmpiricalMoments(
+        Sigma=Sigma, Sigma_se=Sigma_se, b=b, b_se=b_se, n=n
+    )
 
 
 class LeastSquaresFit(NamedTuple):
@@ -200,10 +216,14 @@ def least_squares_fit(X, y) -> LeastSquaresFit:
     S_inv = np.linalg.inv(Z.T @ Z / n)
     Omega = (Z * r[:, None] ** 2).T @ Z / n
     cov = S_inv @ Omega @ S_inv / n
-    return LeastSquaresFit(W=w.reshape(L, d), stderr=np.sqrt(np.diag(cov)).reshape(L, d))
+    return LeastSquaresFit(
+        W=w.reshape(L, d), stderr=np.sqrt(np.diag(cov)).reshape(L, d)
+    )
 
 
-def group_lasso_from_moments(Sigma, b, L: int, alpha: float, n_iter: int = 20_000, tol: float = 1e-13) -> np.ndarray:
+def group_lasso_from_moments(
+    Sigma, b, L: int, alpha: float, n_iter: int = 20_000, tol: float = 1e-13
+) -> np.ndarray:
     r"""Minimise :math:`\tfrac12 w^\top\Sigma w - b^\top w + \alpha\sum_\ell \|w_\ell\|_2` (one group per token).
 
     With population moments (:func:`linear_moments`) this is half the risk plus the group
@@ -217,7 +237,9 @@ def group_lasso_from_moments(Sigma, b, L: int, alpha: float, n_iter: int = 20_00
     alpha = _check_alpha(alpha)
     p = b.shape[0]
     if Sigma.shape != (p, p) or p % L:
-        raise ValueError(f"Sigma must be (p, p) and b (p,) with p a multiple of L = {L}; got {Sigma.shape}, {b.shape}")
+        raise ValueError(
+            f"Sigma must be (p, p) and b (p,) with p a multiple of L = {L}; got {Sigma.shape}, {b.shape}"
+        )
     d = p // L
     step = 1.0 / np.linalg.eigvalsh(Sigma)[-1]
 
@@ -248,7 +270,9 @@ def group_lasso_fit(X, y, alpha: float, **kwargs) -> np.ndarray:
     return group_lasso_from_moments(m.Sigma, m.b, X.shape[1], alpha, **kwargs)
 
 
-def group_lasso_population_weights(task: SLRTask, v_star, alpha: float) -> np.ndarray:
+def group_lasso_population_weights(
+    task: SLRTask, v_star, alpha: float
+) -> np.ndarray:
     r"""The population group Lasso in closed form (our derivation):
 
     .. math::
@@ -264,7 +288,9 @@ def group_lasso_population_weights(task: SLRTask, v_star, alpha: float) -> np.nd
     alpha = _check_alpha(alpha)
     v_star = np.asarray(v_star, dtype=np.float64)
     if v_star.shape != (task.d,):
-        raise ValueError(f"v_star must have shape (d,) = ({task.d},), got shape {v_star.shape}")
+        raise ValueError(
+            f"v_star must have shape (d,) = ({task.d},), got shape {v_star.shape}"
+        )
     pi = np.asarray(task.pi, dtype=np.float64)
     g2 = task.gamma**2
     coef = np.maximum(pi * g2 - alpha, 0.0) / (1.0 - pi + pi * g2)
@@ -307,8 +333,14 @@ def oracle_risk_lengths(lam, L, task: SLRTask) -> np.ndarray:
     return base + (L - 1) * np.asarray(zeta(0.0, lam))
 
 
-def best_oracle_lambdas(task: SLRTask, L_values, lam_min: float = 1e-4, lam_max: float = 10.0,
-                        n_grid: int = 100, rounds: int = 3) -> tuple[np.ndarray, np.ndarray]:
+def best_oracle_lambdas(
+    task: SLRTask,
+    L_values,
+    lam_min: float = 1e-4,
+    lam_max: float = 10.0,
+    n_grid: int = 100,
+    rounds: int = 3,
+) -> tuple[np.ndarray, np.ndarray]:
     r"""For each ``L`` in ``L_values``, the inverse temperature minimising the oracle attention risk
     :math:`\lambda \mapsto \mathcal R_\lambda(k^\star, v^\star)` (Theorem 1), and the minimum.
 
@@ -319,7 +351,9 @@ def best_oracle_lambdas(task: SLRTask, L_values, lam_min: float = 1e-4, lam_max:
     """
     task = check_task(task)
     if not (0 < lam_min < lam_max):
-        raise ValueError(f"need 0 < lam_min < lam_max, got lam_min={lam_min!r}, lam_max={lam_max!r}")
+        raise ValueError(
+            f"need 0 < lam_min < lam_max, got lam_min={lam_min!r}, lam_max={lam_max!r}"
+        )
     L = np.asarray([int(v) for v in np.atleast_1d(L_values)])[:, None]
     lo = np.full(L.shape, np.log(lam_min))
     hi = np.full(L.shape, np.log(lam_max))
@@ -352,7 +386,9 @@ class RiskTable(NamedTuple):
     d: int
 
 
-def risk_table(task: SLRTask, L_values, lam_values=(), **best_kwargs) -> RiskTable:
+def risk_table(
+    task: SLRTask, L_values, lam_values=(), **best_kwargs
+) -> RiskTable:
     """Tabulate the risks of :class:`RiskTable` for ``task`` with ``L`` replaced by each of ``L_values``.
 
     The task's law of :math:`J_0` must be uniform (``probs=None``); extra keyword arguments go
@@ -360,11 +396,15 @@ def risk_table(task: SLRTask, L_values, lam_values=(), **best_kwargs) -> RiskTab
     """
     task = check_task(task)
     if task.probs is not None:
-        raise ValueError("risk_table varies L, so the task must have a uniform law (probs=None)")
+        raise ValueError(
+            "risk_table varies L, so the task must have a uniform law (probs=None)"
+        )
     L_values = np.asarray([int(L) for L in L_values])
     lam_values = np.asarray(lam_values, dtype=np.float64).reshape(-1)
     if lam_values.size:
-        oracle = oracle_risk_lengths(lam_values[:, None], L_values[None, :], task)
+        oracle = oracle_risk_lengths(
+            lam_values[:, None], L_values[None, :], task
+        )
     else:
         oracle = np.empty((0, L_values.size))
     best_lam, best = best_oracle_lambdas(task, L_values, **best_kwargs)

@@ -27,10 +27,23 @@ from slrlib.core.risk import overlaps, population_risk, risk_from_overlaps
 from slrlib.core.task import SLRTask, check_directions, check_task
 from slrlib.experiments import PGDConfig, resolve_config, run_pgd_experiment
 from slrlib.training.pgd import pgd, reduced_pgd
-from slrlib.validation import as_float_array, check_finite, check_positive_int, check_real_scalar
+from slrlib.validation import (
+    as_float_array,
+    check_finite,
+    check_positive_int,
+    check_real_scalar,
+)
 
-__all__ = ["manifold_risk_quadrature", "overlap_partials", "gradients_from_partials", "euclidean_gradients", "ManifoldDrift", "manifold_drift",
-           "ReducedVsFull", "reduced_vs_full"]
+__all__ = [
+    "manifold_risk_quadrature",
+    "overlap_partials",
+    "gradients_from_partials",
+    "euclidean_gradients",
+    "ManifoldDrift",
+    "manifold_drift",
+    "ReducedVsFull",
+    "reduced_vs_full",
+]
 
 
 def overlap_partials(kappa, nu, theta, eta, rho, lam, task: SLRTask):
@@ -45,8 +58,13 @@ def overlap_partials(kappa, nu, theta, eta, rho, lam, task: SLRTask):
     """
     task = check_task(task)
     lam = check_real_scalar(lam, "lam", minimum=0.0, strict=True)
-    args = [as_float_array(x, name) for x, name in
-            zip((kappa, nu, theta, eta, rho), ("kappa", "nu", "theta", "eta", "rho"))]
+    args = [
+        as_float_array(x, name)
+        for x, name in zip(
+            (kappa, nu, theta, eta, rho),
+            ("kappa", "nu", "theta", "eta", "rho"),
+        )
+    ]
     for x, name in zip(args, ("kappa", "nu", "theta", "eta", "rho")):
         check_finite(x, name)
     args = jnp.broadcast_arrays(*args)
@@ -75,7 +93,9 @@ def gradients_from_partials(k, v, k_star, v_star, lam, task: SLRTask):
     k = task.check_parameter_vector(k, "k")
     v = task.check_parameter_vector(v, "v")
     k_star, v_star = check_directions(k_star, v_star, task.d)
-    dk, dn, dth, de, dr = overlap_partials(*overlaps(k, v, k_star, v_star), lam, task)
+    dk, dn, dth, de, dr = overlap_partials(
+        *overlaps(k, v, k_star, v_star), lam, task
+    )
     gk = dk[..., None] * k_star + de[..., None] * v_star + dr[..., None] * v
     gv = dn[..., None] * v_star + dth[..., None] * k_star + dr[..., None] * k
     return gk, gv
@@ -128,7 +148,9 @@ def manifold_drift(config: PGDConfig | str = "fig4b") -> ManifoldDrift:
     """
     config = resolve_config(config)
     if config.init != "manifold":
-        raise ValueError(f"config must start on the manifold (init='manifold'), got init={config.init!r}")
+        raise ValueError(
+            f"config must start on the manifold (init='manifold'), got init={config.init!r}"
+        )
     exp = run_pgd_experiment(config.scaled(log_every=1))
     r = exp.result
     dist = np.asarray(r.distance)
@@ -170,7 +192,9 @@ class ReducedVsFull(NamedTuple):
     seconds_reduced: float
 
 
-def reduced_vs_full(config: PGDConfig | str = "fig4b", starts=None, key=None) -> ReducedVsFull:
+def reduced_vs_full(
+    config: PGDConfig | str = "fig4b", starts=None, key=None
+) -> ReducedVsFull:
     r"""Run full PGD (:func:`slrlib.training.pgd.pgd`, in :math:`\mathbb R^d`) from initialisations on
     :math:`\mathcal M` and the reduced map :math:`F` (:func:`slrlib.training.pgd.reduced_pgd`) from
     their :math:`(\kappa_0, \nu_0)`, with the same :math:`\lambda`, :math:`\alpha` and steps; log
@@ -183,39 +207,75 @@ def reduced_vs_full(config: PGDConfig | str = "fig4b", starts=None, key=None) ->
     """
     config = resolve_config(config)
     if config.init != "manifold" or config.schedule != "constant":
-        raise ValueError("config must start on the manifold with a constant schedule "
-                         f"(Lemma 7), got init={config.init!r}, schedule={config.schedule!r}")
+        raise ValueError(
+            "config must start on the manifold with a constant schedule "
+            f"(Lemma 7), got init={config.init!r}, schedule={config.schedule!r}"
+        )
     if starts is None:
         exp = run_pgd_experiment(config)
         r, seconds_full = exp.result, exp.seconds
     else:
         starts = np.asarray(starts, dtype=float)
         if starts.ndim != 2 or starts.shape[1] != 2:
-            raise ValueError(f"starts must have shape (m, 2), got shape {starts.shape}")
+            raise ValueError(
+                f"starts must have shape (m, 2), got shape {starts.shape}"
+            )
         key = jax.random.key(config.seed) if key is None else key
         star_key, init_key = jax.random.split(key)
         task = config.task
         t0 = time.perf_counter()
         k_star, v_star = task.oracle_directions(star_key)
-        k0, v0 = directions_with_overlaps(starts[:, 0], starts[:, 1], 0.0, 0.0, 0.0, k_star, v_star, init_key)
-        r = pgd(k0, v0, k_star, v_star, task, lam=config.lam, alpha=config.alpha, n_steps=config.n_steps,
-                log_every=config.log_every)
+        k0, v0 = directions_with_overlaps(
+            starts[:, 0], starts[:, 1], 0.0, 0.0, 0.0, k_star, v_star, init_key
+        )
+        r = pgd(
+            k0,
+            v0,
+            k_star,
+            v_star,
+            task,
+            lam=config.lam,
+            alpha=config.alpha,
+            n_steps=config.n_steps,
+            log_every=config.log_every,
+        )
         jax.block_until_ready(r.kappa)
         seconds_full = time.perf_counter() - t0
         config = config.scaled(n_runs=starts.shape[0])
     start = time.perf_counter()
-    red = reduced_pgd(np.clip(r.kappa[:, 0], -1, 1), np.clip(r.nu[:, 0], -1, 1), config.task, lam=config.lam,
-                      alpha=config.alpha, n_steps=config.n_steps, log_every=config.log_every)
+    red = reduced_pgd(
+        np.clip(r.kappa[:, 0], -1, 1),
+        np.clip(r.nu[:, 0], -1, 1),
+        config.task,
+        lam=config.lam,
+        alpha=config.alpha,
+        n_steps=config.n_steps,
+        log_every=config.log_every,
+    )
     jax.block_until_ready(red.kappa)
     seconds = time.perf_counter() - start
     fk, fn = np.asarray(r.kappa), np.asarray(r.nu)
     rk, rn = np.asarray(red.kappa), np.asarray(red.nu)
     gap = np.maximum(np.abs(fk - rk), np.abs(fn - rn)).max(axis=0)
-    return ReducedVsFull(np.asarray(r.steps), fk, fn, rk, rn, gap, np.asarray(r.risk),
-                         np.asarray(red.risk), np.asarray(r.distance).max(axis=0), config, seconds_full, seconds)
+    return ReducedVsFull(
+        np.asarray(r.steps),
+        fk,
+        fn,
+        rk,
+        rn,
+        gap,
+        np.asarray(r.risk),
+        np.asarray(red.risk),
+        np.asarray(r.distance).max(axis=0),
+        config,
+        seconds_full,
+        seconds,
+    )
 
 
-def manifold_risk_quadrature(kappa, nu, lam, task: SLRTask, n_nodes: int = 100) -> jax.Array:
+def manifold_risk_quadrature(
+    kappa, nu, lam, task: SLRTask, n_nodes: int = 100
+) -> jax.Array:
     r"""Lemma 6 of the paper written out from its statement, with :math:`\zeta` by Gauss–Hermite quadrature.
 
     .. math::
@@ -269,11 +329,20 @@ def manifold_risk_quadrature(kappa, nu, lam, task: SLRTask, n_nodes: int = 100) 
 
     def zeta_gh(t, s):
         t = jnp.asarray(t, dtype=float)
-        return jnp.sum(weights * erf(t[..., None] + np.sqrt(2.0) * s * nodes) ** 2, axis=-1) / np.sqrt(np.pi)
+        return jnp.sum(
+            weights * erf(t[..., None] + np.sqrt(2.0) * s * nodes) ** 2,
+            axis=-1,
+        ) / np.sqrt(np.pi)
 
-    kappa, nu = jnp.broadcast_arrays(jnp.asarray(kappa, dtype=float), jnp.asarray(nu, dtype=float))
+    kappa, nu = jnp.broadcast_arrays(
+        jnp.asarray(kappa, dtype=float), jnp.asarray(nu, dtype=float)
+    )
     q = np.sqrt(task.d / 2.0)
     g2 = task.gamma**2
     t = lam * q * kappa
-    relevant = g2 * (1.0 - 2.0 * nu * erf(t / np.sqrt(1.0 + 2.0 * lam**2 * g2)) + zeta_gh(t, lam * task.gamma))
+    relevant = g2 * (
+        1.0
+        - 2.0 * nu * erf(t / np.sqrt(1.0 + 2.0 * lam**2 * g2))
+        + zeta_gh(t, lam * task.gamma)
+    )
     return task.eps**2 + (task.L - 1) * zeta_gh(0.0, lam) + relevant

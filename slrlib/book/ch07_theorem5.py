@@ -62,7 +62,9 @@ __all__ = [
 ]
 
 #: The solutions of (14) according to Proposition 9, in the order of :data:`LIMIT_NAMES`.
-FIVE_POINTS = np.array([[0.0, 0.0], [1.0, 1.0], [-1.0, -1.0], [1.0, -1.0], [-1.0, 1.0]])
+FIVE_POINTS = np.array(
+    [[0.0, 0.0], [1.0, 1.0], [-1.0, -1.0], [1.0, -1.0], [-1.0, 1.0]]
+)
 #: Names of the labels returned by :func:`limit_labels` (label ``i`` is ``LIMIT_NAMES[i]``,
 #: label ``-1`` means "not within tolerance of any of the five points").
 LIMIT_NAMES = ("(0, 0)", "(1, 1)", "(-1, -1)", "(1, -1)", "(-1, 1)")
@@ -72,10 +74,10 @@ def _check_square(x, name):
     x = as_float_array(x, name)
     check_finite(x, name)
     if not bool(np.all(np.abs(np.asarray(x)) <= 1.0)):
-        raise ValueError(f"{name} must lie in [-1, 1], got values up to {float(np.max(np.abs(np.asarray(x))))}")
+        raise ValueError(
+            f"{name} must lie in [-1, 1], got values up to {float(np.max(np.abs(np.asarray(x))))}"
+        )
     return x
-
-
 
 
 # --------------------------------------------------------------------------- chapter 7
@@ -90,8 +92,12 @@ def portrait_step(lam: float, task: SLRTask, fraction: float = 0.2) -> float:
     """
     task = check_task(task)
     lam = check_real_scalar(lam, "lam", minimum=0.0, strict=True)
-    fraction = check_real_scalar(fraction, "fraction", minimum=0.0, strict=True)
-    top = float(np.max(np.linalg.eigvalsh(manifold_hessian(0.0, 0.0, lam, task))))
+    fraction = check_real_scalar(
+        fraction, "fraction", minimum=0.0, strict=True
+    )
+    top = float(
+        np.max(np.linalg.eigvalsh(manifold_hessian(0.0, 0.0, lam, task)))
+    )
     return fraction / top
 
 
@@ -156,19 +162,37 @@ def landscape(
     """
     task = check_task(task)
     lam = check_real_scalar(lam, "lam", minimum=0.0, strict=True)
-    alpha = portrait_step(lam, task) if alpha is None else check_real_scalar(alpha, "alpha", minimum=0.0, strict=True)
+    alpha = (
+        portrait_step(lam, task)
+        if alpha is None
+        else check_real_scalar(alpha, "alpha", minimum=0.0, strict=True)
+    )
     n_grid = check_positive_int(n_grid, "n_grid")
     if n_grid < 2:
         raise ValueError(f"n_grid must be >= 2, got {n_grid}")
-    starts = default_starts() if starts is None else np.asarray(starts, dtype=float)
+    starts = (
+        default_starts() if starts is None else np.asarray(starts, dtype=float)
+    )
     if starts.ndim != 2 or starts.shape[1] != 2:
-        raise ValueError(f"starts must have shape (m, 2), got shape {starts.shape}")
+        raise ValueError(
+            f"starts must have shape (m, 2), got shape {starts.shape}"
+        )
     _check_square(starts, "starts")
     axis = np.linspace(-1.0, 1.0, n_grid)
     K, N = np.meshgrid(axis, axis)
     risk = np.asarray(manifold_risk(K, N, lam, task))
-    red = reduced_pgd(starts[:, 0], starts[:, 1], task, lam=lam, alpha=alpha, n_steps=n_steps, log_every=log_every)
-    check = descent_check(starts[:, 0], starts[:, 1], task, lam=lam, alpha=alpha, n_steps=n_steps)
+    red = reduced_pgd(
+        starts[:, 0],
+        starts[:, 1],
+        task,
+        lam=lam,
+        alpha=alpha,
+        n_steps=n_steps,
+        log_every=log_every,
+    )
+    check = descent_check(
+        starts[:, 0], starts[:, 1], task, lam=lam, alpha=alpha, n_steps=n_steps
+    )
     if numerical:
         table = fixed_point_table(lam, alpha, task)
         points = np.array([[p.kappa, p.nu] for p in table])
@@ -177,10 +201,32 @@ def landscape(
     else:
         table = None
         points = FIVE_POINTS.copy()
-        kinds = tuple(classify_hessian(np.linalg.eigvalsh(riemannian_hessian(k, n, lam, task))) for k, n in points)
-        point_risk = np.asarray(manifold_risk(points[:, 0], points[:, 1], lam, task))
-    return Landscape(lam, alpha, n_steps, axis, axis, risk, starts, np.asarray(red.kappa), np.asarray(red.nu),
-                     check.max_increase, points, kinds, point_risk, numerical, table)
+        kinds = tuple(
+            classify_hessian(
+                np.linalg.eigvalsh(riemannian_hessian(k, n, lam, task))
+            )
+            for k, n in points
+        )
+        point_risk = np.asarray(
+            manifold_risk(points[:, 0], points[:, 1], lam, task)
+        )
+    return Landscape(
+        lam,
+        alpha,
+        n_steps,
+        axis,
+        axis,
+        risk,
+        starts,
+        np.asarray(red.kappa),
+        np.asarray(red.nu),
+        check.max_increase,
+        points,
+        kinds,
+        point_risk,
+        numerical,
+        table,
+    )
 
 
 class FlowField(NamedTuple):
@@ -224,10 +270,14 @@ def kappa_nullcline(kappa, lam: float, task: SLRTask) -> np.ndarray:
     g2 = task.gamma**2
     c2 = 1.0 + 2.0 * lam**2 * g2
     c4 = 1.0 + 4.0 * lam**2 * g2
-    return erf(lam * np.sqrt(task.d / 2.0) * np.asarray(kappa) / np.sqrt(c2 * c4))
+    return erf(
+        lam * np.sqrt(task.d / 2.0) * np.asarray(kappa) / np.sqrt(c2 * c4)
+    )
 
 
-def flow_field(lam: float, task: SLRTask, *, n_grid: int = 41, n_curve: int = 401) -> FlowField:
+def flow_field(
+    lam: float, task: SLRTask, *, n_grid: int = 41, n_curve: int = 401
+) -> FlowField:
     r"""The :class:`FlowField` at one :math:`\lambda` on an ``n_grid`` × ``n_grid`` grid of
     :math:`[-1, 1]^2`, with the nullcline of :func:`kappa_nullcline` at ``n_curve`` values of
     :math:`\kappa`."""
@@ -246,7 +296,15 @@ def flow_field(lam: float, task: SLRTask, *, n_grid: int = 41, n_curve: int = 40
     v_kappa = -(1.0 - K**2) * np.asarray(dk)
     v_nu = -(1.0 - N**2) * np.asarray(dn)
     curve_kappa = np.linspace(-1.0, 1.0, n_curve)
-    return FlowField(lam, axis, axis, v_kappa, v_nu, curve_kappa, kappa_nullcline(curve_kappa, lam, task))
+    return FlowField(
+        lam,
+        axis,
+        axis,
+        v_kappa,
+        v_nu,
+        curve_kappa,
+        kappa_nullcline(curve_kappa, lam, task),
+    )
 
 
 class DescentCheck(NamedTuple):
@@ -266,8 +324,16 @@ class DescentCheck(NamedTuple):
     risk: np.ndarray
 
 
-def descent_check(kappa0, nu0, task: SLRTask, *, lam: float, alpha: float, n_steps: int,
-                  tol: float = 1e-12) -> DescentCheck:
+def descent_check(
+    kappa0,
+    nu0,
+    task: SLRTask,
+    *,
+    lam: float,
+    alpha: float,
+    n_steps: int,
+    tol: float = 1e-12,
+) -> DescentCheck:
     r"""Iterate the reduced map :math:`F` (Lemma 7) ``n_steps`` times from each
     :math:`(\kappa_0, \nu_0)` (arrays that broadcast) and record, without storing the
     trajectories, the largest one-step increase of the manifold risk, the first step where
@@ -282,10 +348,26 @@ def descent_check(kappa0, nu0, task: SLRTask, *, lam: float, alpha: float, n_ste
     n_steps = check_positive_int(n_steps, "n_steps")
     tol = check_real_scalar(tol, "tol", minimum=0.0)
     kappa0, nu0 = jnp.broadcast_arrays(kappa0, nu0)
-    k, n, r, inc, first, last = _descent_run(kappa0, nu0, lam, alpha, float(task.d), float(task.L), task.gamma,
-                                             task.eps, tol, n_steps=n_steps)
-    return DescentCheck(np.asarray(inc), np.asarray(first), np.asarray(last), np.asarray(k),
-                        np.asarray(n), np.asarray(r))
+    k, n, r, inc, first, last = _descent_run(
+        kappa0,
+        nu0,
+        lam,
+        alpha,
+        float(task.d),
+        float(task.L),
+        task.gamma,
+        task.eps,
+        tol,
+        n_steps=n_steps,
+    )
+    return DescentCheck(
+        np.asarray(inc),
+        np.asarray(first),
+        np.asarray(last),
+        np.asarray(k),
+        np.asarray(n),
+        np.asarray(r),
+    )
 
 
 # The raw kernels of slrlib.training.pgd (the map F of Lemma 7) and slrlib.core.risk (Proposition 15)
@@ -294,7 +376,18 @@ def descent_check(kappa0, nu0, task: SLRTask, *, lam: float, alpha: float, n_ste
 @partial(jax.jit, static_argnames=("n_steps",))
 def _descent_run(kappa0, nu0, lam, alpha, d, L, gamma, eps, tol, *, n_steps):
     def risk(k, n):
-        return risk_kernel(jnp.clip(k, -1.0, 1.0), jnp.clip(n, -1.0, 1.0), 0.0, 0.0, 0.0, lam, d, L, gamma, eps)
+        return risk_kernel(
+            jnp.clip(k, -1.0, 1.0),
+            jnp.clip(n, -1.0, 1.0),
+            0.0,
+            0.0,
+            0.0,
+            lam,
+            d,
+            L,
+            gamma,
+            eps,
+        )
 
     def step(carry, t):
         k, n, r, inc, first, last = carry
@@ -305,8 +398,14 @@ def _descent_run(kappa0, nu0, lam, alpha, d, L, gamma, eps, tol, *, n_steps):
         last = jnp.sqrt(jnp.square(k1 - k) + jnp.square(n1 - n))
         return (k1, n1, r1, jnp.maximum(inc, diff), first, last), None
 
-    init = (kappa0, nu0, risk(kappa0, nu0), jnp.full(kappa0.shape, -jnp.inf),
-            jnp.full(kappa0.shape, -1), jnp.zeros_like(kappa0))
+    init = (
+        kappa0,
+        nu0,
+        risk(kappa0, nu0),
+        jnp.full(kappa0.shape, -jnp.inf),
+        jnp.full(kappa0.shape, -1),
+        jnp.zeros_like(kappa0),
+    )
     out, _ = jax.lax.scan(step, init, jnp.arange(n_steps))
     return out
 
@@ -342,11 +441,15 @@ def kappa_partial(kappa, nu, lam: float, task: SLRTask):
     c4 = 1.0 + 4.0 * lam**2 * g2
     a = lam * q * kappa / np.sqrt(c2)
     x = a / np.sqrt(c4)
-    bracket = jnp.where(nu == 1.0, -erfc(x), jnp.where(nu == -1.0, erfc(-x), erf(x) - nu))
+    bracket = jnp.where(
+        nu == 1.0, -erfc(x), jnp.where(nu == -1.0, erfc(-x), erf(x) - nu)
+    )
     return 2.0 * g2 * lam * q / np.sqrt(c2) * erf_prime(a) * bracket
 
 
-def reduced_jacobians(kappa, nu, task: SLRTask, *, lam: float, alpha: float) -> np.ndarray:
+def reduced_jacobians(
+    kappa, nu, task: SLRTask, *, lam: float, alpha: float
+) -> np.ndarray:
     r"""Jacobian matrices of the reduced map :math:`F` (Lemma 7) at each :math:`(\kappa, \nu)`
     (arrays that broadcast), by ``jax.jacfwd`` under ``jax.vmap``; shape ``(..., 2, 2)``.
 
@@ -360,8 +463,14 @@ def reduced_jacobians(kappa, nu, task: SLRTask, *, lam: float, alpha: float) -> 
     alpha = check_real_scalar(alpha, "alpha", minimum=0.0, strict=True)
     kappa, nu = jnp.broadcast_arrays(kappa, nu)
     d, gamma = float(task.d), task.gamma
-    jac = jax.jacfwd(lambda x: jnp.stack(reduced_map_kernel(x[0], x[1], lam, alpha, d, gamma)))
-    flat = jax.jit(jax.vmap(lambda k, n: jac(jnp.stack([k, n]))))(kappa.ravel(), nu.ravel())
+    jac = jax.jacfwd(
+        lambda x: jnp.stack(
+            reduced_map_kernel(x[0], x[1], lam, alpha, d, gamma)
+        )
+    )
+    flat = jax.jit(jax.vmap(lambda k, n: jac(jnp.stack([k, n]))))(
+        kappa.ravel(), nu.ravel()
+    )
     return np.asarray(flat).reshape(kappa.shape + (2, 2))
 
 
@@ -377,19 +486,29 @@ def risk_hessians(kappa, nu, task: SLRTask, *, lam: float) -> np.ndarray:
     lam = check_real_scalar(lam, "lam", minimum=0.0, strict=True)
     kappa, nu = jnp.broadcast_arrays(kappa, nu)
     d, L = float(task.d), float(task.L)
-    hess = jax.hessian(lambda x: risk_kernel(x[0], x[1], 0.0, 0.0, 0.0, lam, d, L, task.gamma, task.eps))
-    flat = jax.jit(jax.vmap(lambda k, n: hess(jnp.stack([k, n]))))(kappa.ravel(), nu.ravel())
+    hess = jax.hessian(
+        lambda x: risk_kernel(
+            x[0], x[1], 0.0, 0.0, 0.0, lam, d, L, task.gamma, task.eps
+        )
+    )
+    flat = jax.jit(jax.vmap(lambda k, n: hess(jnp.stack([k, n]))))(
+        kappa.ravel(), nu.ravel()
+    )
     return np.asarray(flat).reshape(kappa.shape + (2, 2))
 
 
-def jacobian_determinant(kappa, nu, task: SLRTask, *, lam: float, alpha: float):
+def jacobian_determinant(
+    kappa, nu, task: SLRTask, *, lam: float, alpha: float
+):
     r"""Determinant of the Jacobian of the reduced map :math:`F` (Lemma 7) at each
     :math:`(\kappa, \nu)` (arrays that broadcast): the determinants of :func:`reduced_jacobians`.
 
     Proposition 12 says it does not vanish on :math:`[-1, 1]^2` for small α; at
     :math:`(0, 0)` it is :math:`\det(I - \alpha\nabla^2\mathcal R(0, 0))`.
     """
-    return np.linalg.det(reduced_jacobians(kappa, nu, task, lam=lam, alpha=alpha))
+    return np.linalg.det(
+        reduced_jacobians(kappa, nu, task, lam=lam, alpha=alpha)
+    )
 
 
 def limit_labels(kappa, nu, *, tol: float = 1e-3) -> np.ndarray:
@@ -428,8 +547,16 @@ class BasinGrid(NamedTuple):
     last_step: np.ndarray
 
 
-def basin_grid(lam: float, task: SLRTask, *, alpha: float, n_steps: int, n_grid: int = 201,
-               tol: float = 1e-3, check_descent: bool = False) -> BasinGrid:
+def basin_grid(
+    lam: float,
+    task: SLRTask,
+    *,
+    alpha: float,
+    n_steps: int,
+    n_grid: int = 201,
+    tol: float = 1e-3,
+    check_descent: bool = False,
+) -> BasinGrid:
     r"""Run the reduced map from every point of an ``n_grid`` × ``n_grid`` grid of
     :math:`[-1, 1]^2` (which contains :math:`(0, 0)` and the corners when ``n_grid`` is odd)
     and label the point reached after ``n_steps`` steps (:func:`limit_labels` with ``tol``).
@@ -443,23 +570,59 @@ def basin_grid(lam: float, task: SLRTask, *, alpha: float, n_steps: int, n_grid:
     if n_grid < 2:
         raise ValueError(f"n_grid must be >= 2, got {n_grid}")
     if not isinstance(check_descent, (bool, np.bool_)):
-        raise ValueError(f"check_descent must be True or False, got {check_descent!r}")
+        raise ValueError(
+            f"check_descent must be True or False, got {check_descent!r}"
+        )
     axis = np.linspace(-1.0, 1.0, n_grid)
     K, N = np.meshgrid(axis, axis)
     if check_descent:
-        check = descent_check(K, N, task, lam=lam, alpha=alpha, n_steps=n_steps)
+        check = descent_check(
+            K, N, task, lam=lam, alpha=alpha, n_steps=n_steps
+        )
         kappa, nu, increase = check.kappa, check.nu, check.max_increase
     else:
-        out = reduced_pgd(K, N, task, lam=lam, alpha=alpha, n_steps=n_steps, log_every=n_steps)
-        kappa, nu, increase = np.asarray(out.kappa)[..., -1], np.asarray(out.nu)[..., -1], None
-    k1, n1 = reduced_map(np.clip(kappa, -1.0, 1.0), np.clip(nu, -1.0, 1.0), lam, alpha, task)
+        out = reduced_pgd(
+            K,
+            N,
+            task,
+            lam=lam,
+            alpha=alpha,
+            n_steps=n_steps,
+            log_every=n_steps,
+        )
+        kappa, nu, increase = (
+            np.asarray(out.kappa)[..., -1],
+            np.asarray(out.nu)[..., -1],
+            None,
+        )
+    k1, n1 = reduced_map(
+        np.clip(kappa, -1.0, 1.0), np.clip(nu, -1.0, 1.0), lam, alpha, task
+    )
     last = np.hypot(np.asarray(k1) - kappa, np.asarray(n1) - nu)
     labels = limit_labels(kappa, nu, tol=tol)
-    return BasinGrid(float(lam), float(alpha), int(n_steps), axis, axis, labels, kappa, nu, increase, last)
+    return BasinGrid(
+        float(lam),
+        float(alpha),
+        int(n_steps),
+        axis,
+        axis,
+        labels,
+        kappa,
+        nu,
+        increase,
+        last,
+    )
 
 
-def saddle_stable_set(kappa0, task: SLRTask, *, lam: float, alpha: float, n_steps: int = 2000,
-                      n_bisect: int = 52) -> np.ndarray:
+def saddle_stable_set(
+    kappa0,
+    task: SLRTask,
+    *,
+    lam: float,
+    alpha: float,
+    n_steps: int = 2000,
+    n_bisect: int = 52,
+) -> np.ndarray:
     r"""For each :math:`\kappa_0 \in (-1, 1)`, the :math:`\nu_0` whose reduced trajectory
     converges to the saddle :math:`(0, 0)`, by bisection.
 
@@ -477,14 +640,24 @@ def saddle_stable_set(kappa0, task: SLRTask, *, lam: float, alpha: float, n_step
     task = check_task(task)
     kappa0 = _check_square(kappa0, "kappa0")
     if bool(np.any(np.abs(np.asarray(kappa0)) >= 1.0)):
-        raise ValueError("kappa0 must lie in the open interval (-1, 1): the edges kappa = ±1 are invariant")
+        raise ValueError(
+            "kappa0 must lie in the open interval (-1, 1): the edges kappa = ±1 are invariant"
+        )
     n_bisect = check_positive_int(n_bisect, "n_bisect")
     kappa0 = np.asarray(kappa0, dtype=float)
     lo = np.full(kappa0.shape, -1.0)
     hi = np.full(kappa0.shape, 1.0)
     for _ in range(n_bisect):
         mid = 0.5 * (lo + hi)
-        out = reduced_pgd(kappa0, mid, task, lam=lam, alpha=alpha, n_steps=n_steps, log_every=n_steps)
+        out = reduced_pgd(
+            kappa0,
+            mid,
+            task,
+            lam=lam,
+            alpha=alpha,
+            n_steps=n_steps,
+            log_every=n_steps,
+        )
         up = np.asarray(out.kappa)[..., -1] > 0
         hi = np.where(up, mid, hi)
         lo = np.where(up, lo, mid)

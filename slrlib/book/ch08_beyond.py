@@ -53,7 +53,12 @@ from slrlib.training.pgd import PGDResult, pgd
 from slrlib.core.gaussian import zeta
 from slrlib.core.predictors import erf_attention
 from slrlib.core.montecarlo import monte_carlo_mean
-from slrlib.core.risk import oracle_risk, population_risk, risk_kernel, risk_from_overlaps
+from slrlib.core.risk import (
+    oracle_risk,
+    population_risk,
+    risk_kernel,
+    risk_from_overlaps,
+)
 from slrlib.core.task import SLRTask, check_task
 
 __all__ = [
@@ -95,7 +100,10 @@ OVERLAP_NAMES = ("kappa", "nu", "theta", "eta", "rho")
 # --------------------------------------------------------------------------- outcomes
 def final_overlaps(result: PGDResult) -> dict[str, np.ndarray]:
     """The last logged overlaps and distance to :math:`\\mathcal M` of every run (NumPy arrays)."""
-    out = {name: np.asarray(getattr(result, name))[..., -1] for name in OVERLAP_NAMES}
+    out = {
+        name: np.asarray(getattr(result, name))[..., -1]
+        for name in OVERLAP_NAMES
+    }
     out["distance"] = np.asarray(result.distance)[..., -1]
     return out
 
@@ -179,14 +187,22 @@ def head_start_swap_rates(labels, eta0, nu0) -> HeadStart:
     labels = np.asarray(labels)
     eta0 = np.abs(np.asarray(eta0, dtype=float))
     nu0 = np.abs(np.asarray(nu0, dtype=float))
-    if labels.ndim != 1 or eta0.shape != labels.shape or nu0.shape != labels.shape:
-        raise ValueError(f"labels, eta0 and nu0 must be 1-d of the same length, got shapes "
-                         f"{labels.shape}, {eta0.shape}, {nu0.shape}")
+    if (
+        labels.ndim != 1
+        or eta0.shape != labels.shape
+        or nu0.shape != labels.shape
+    ):
+        raise ValueError(
+            f"labels, eta0 and nu0 must be 1-d of the same length, got shapes "
+            f"{labels.shape}, {eta0.shape}, {nu0.shape}"
+        )
     ahead = eta0 > nu0
     swapped = labels == 2
     n1, n2 = int(ahead.sum()), int((~ahead).sum())
     if n1 == 0 or n2 == 0:
-        raise ValueError(f"both groups must be non-empty, got {n1} runs ahead and {n2} behind")
+        raise ValueError(
+            f"both groups must be non-empty, got {n1} runs ahead and {n2} behind"
+        )
     s1, s2 = int(swapped[ahead].sum()), int(swapped[~ahead].sum())
     p1, p2 = s1 / n1, s2 / n2
     pooled = (s1 + s2) / (n1 + n2)
@@ -264,15 +280,31 @@ def swapped_point(lam, task: SLRTask) -> SwappedPoint:
     q = math.sqrt(task.d / 2.0)
     g2 = task.gamma**2
     z = np.asarray(zeta(jnp.zeros_like(lam), lam * task.gamma))
-    theta_free = 2.0 * lam * g2 / (math.sqrt(math.pi) * q * np.sqrt(1.0 + 2.0 * lam**2 * g2) * z)
+    theta_free = (
+        2.0
+        * lam
+        * g2
+        / (math.sqrt(math.pi) * q * np.sqrt(1.0 + 2.0 * lam**2 * g2) * z)
+    )
     theta = np.minimum(theta_free, 1.0)
     zero = np.zeros_like(lam)
-    risk = np.asarray(risk_from_overlaps(zero, zero, theta, zero + 1.0, zero, lam, task))
+    risk = np.asarray(
+        risk_from_overlaps(zero, zero, theta, zero + 1.0, zero, lam, task)
+    )
     return SwappedPoint(theta, risk, theta_free, np.sqrt(1.0 + theta**2))
 
 
-def monte_carlo_risks(k, v, k_star, v_star, lam, task: SLRTask, key, n_samples: int = 20_000,
-                      batch_size: int = 5_000) -> tuple[dict, dict]:
+def monte_carlo_risks(
+    k,
+    v,
+    k_star,
+    v_star,
+    lam,
+    task: SLRTask,
+    key,
+    n_samples: int = 20_000,
+    batch_size: int = 5_000,
+) -> tuple[dict, dict]:
     r"""The risks of :math:`(k, v)` and of the oracle at one :math:`\lambda`, and their difference,
     by Monte Carlo on common sequences and in closed form (Theorem 1).
 
@@ -306,9 +338,13 @@ def monte_carlo_risks(k, v, k_star, v_star, lam, task: SLRTask, key, n_samples: 
         e_orc = jnp.square(s.y - erf_attention(s.X, k_star, v_star, lam))
         return {"end": e_end, "oracle": e_orc, "end - oracle": e_end - e_orc}
 
-    est = monte_carlo_mean(stat, task, k_star, v_star, key, n_samples, batch_size=batch_size)
-    closed = {"end": float(population_risk(k, v, k_star, v_star, lam, task)),
-              "oracle": float(oracle_risk(lam, task))}
+    est = monte_carlo_mean(
+        stat, task, k_star, v_star, key, n_samples, batch_size=batch_size
+    )
+    closed = {
+        "end": float(population_risk(k, v, k_star, v_star, lam, task)),
+        "oracle": float(oracle_risk(lam, task)),
+    }
     closed["end - oracle"] = closed["end"] - closed["oracle"]
     return dict(est), closed
 
@@ -324,7 +360,9 @@ def overlaps_of(k, v) -> np.ndarray:
 def _coord_risk(x, lam, d, L, gamma, eps):
     m = x.shape[0] // 2
     k, v = x[:m], x[m:]
-    return risk_kernel(k[0], v[1], v[0], k[1], jnp.dot(k, v), lam, d, L, gamma, eps)
+    return risk_kernel(
+        k[0], v[1], v[0], k[1], jnp.dot(k, v), lam, d, L, gamma, eps
+    )
 
 
 _coord_grad = jax.jit(jax.grad(_coord_risk))
@@ -350,10 +388,14 @@ def _check_pair(k, v):
     k = np.asarray(k, dtype=float)
     v = np.asarray(v, dtype=float)
     if k.ndim != 1 or k.shape != v.shape or k.size < 2:
-        raise ValueError(f"k and v must be vectors of the same length m >= 2, got shapes {k.shape} and {v.shape}")
+        raise ValueError(
+            f"k and v must be vectors of the same length m >= 2, got shapes {k.shape} and {v.shape}"
+        )
     for x, name in ((k, "k"), (v, "v")):
         if not np.all(np.isfinite(x)) or abs(np.linalg.norm(x) - 1.0) > 1e-8:
-            raise ValueError(f"{name} must be a finite unit vector, got norm {np.linalg.norm(x)}")
+            raise ValueError(
+                f"{name} must be a finite unit vector, got norm {np.linalg.norm(x)}"
+            )
     return k, v
 
 
@@ -382,7 +424,9 @@ def sphere_derivatives(k, v, lam, task: SLRTask) -> SphereDerivatives:
     B[m:, m - 1 :] = _tangent_basis(v)
     corr = np.diag(np.r_[np.full(m, k @ g[:m]), np.full(m, v @ g[m:])])
     hess = B.T @ (H - corr) @ B
-    return SphereDerivatives(B.T @ g, 0.5 * (hess + hess.T), B, float(_coord_risk(x, *args)))
+    return SphereDerivatives(
+        B.T @ g, 0.5 * (hess + hess.T), B, float(_coord_risk(x, *args))
+    )
 
 
 class CriticalPoint(NamedTuple):
@@ -406,8 +450,16 @@ def _kind(eigs: np.ndarray, rel: float = 1e-8) -> str:
     return "maximum" if neg else "minimum"
 
 
-def refine_critical_point(k, v, lam, task: SLRTask, *, n_iter: int = 60, tol: float = 1e-12,
-                          max_step: float = 0.2) -> CriticalPoint:
+def refine_critical_point(
+    k,
+    v,
+    lam,
+    task: SLRTask,
+    *,
+    n_iter: int = 60,
+    tol: float = 1e-12,
+    max_step: float = 0.2,
+) -> CriticalPoint:
     r"""Riemannian Newton's method on the sphere product from ``(k, v)`` (coordinates as in
     :func:`sphere_derivatives`), retraction by normalisation.
 
@@ -437,8 +489,15 @@ def refine_critical_point(k, v, lam, task: SLRTask, *, n_iter: int = 60, tol: fl
         v = (v + xi[m:]) / np.linalg.norm(v + xi[m:])
     der = sphere_derivatives(k, v, lam, task)
     eigs = np.linalg.eigvalsh(der.hessian)
-    return CriticalPoint(k, v, overlaps_of(k, v), der.risk, float(np.linalg.norm(der.gradient)),
-                         eigs, _kind(eigs))
+    return CriticalPoint(
+        k,
+        v,
+        overlaps_of(k, v),
+        der.risk,
+        float(np.linalg.norm(der.gradient)),
+        eigs,
+        _kind(eigs),
+    )
 
 
 # --------------------------------------------------------------------------- stability of M
@@ -451,7 +510,9 @@ def _pgd_map(x, lam, alpha, d, L, gamma, eps):
     gk = g[:m] - jnp.dot(k, g[:m]) * k
     gv = g[m:] - jnp.dot(v, g[m:]) * v
     k2, v2 = k - alpha * gk, v - alpha * gv
-    return jnp.concatenate([k2 / jnp.linalg.norm(k2), v2 / jnp.linalg.norm(v2)])
+    return jnp.concatenate(
+        [k2 / jnp.linalg.norm(k2), v2 / jnp.linalg.norm(v2)]
+    )
 
 
 _pgd_map_jac = jax.jit(jax.jacfwd(_pgd_map))
@@ -460,9 +521,13 @@ _pgd_map_jac = jax.jit(jax.jacfwd(_pgd_map))
 class TransverseMultipliers(NamedTuple):
     r"""Linearisation of one PGD step at a point of :math:`\mathcal M`, across :math:`\mathcal M`."""
 
-    transverse: np.ndarray  # eigenvalues of the normal block, by decreasing modulus
+    transverse: (
+        np.ndarray
+    )  # eigenvalues of the normal block, by decreasing modulus
     leak: float  # norm of the part of DF mapping T M to the normal space (0: M is invariant)
-    step: float  # distance between the point and its image (0 at a fixed point)
+    step: (
+        float  # distance between the point and its image (0 at a fixed point)
+    )
 
 
 def _on_manifold_coords(kappa: float, nu: float):
@@ -474,16 +539,23 @@ def _on_manifold_coords(kappa: float, nu: float):
 def _normal_basis(x: np.ndarray) -> np.ndarray:
     """Orthonormal normal vectors to M at x = (k, v) = ((κ, 0, a, 0), (0, ν, 0, c)): columns (8, 2 or 3)."""
     a, c = x[2], x[7]
-    cols = [np.eye(8)[1], np.eye(8)[4]]  # k towards v* (eta), v towards k* (theta)
+    cols = [
+        np.eye(8)[1],
+        np.eye(8)[4],
+    ]  # k towards v* (eta), v towards k* (theta)
     r = math.hypot(a, c)
-    if r > 1e-12:  # k towards e4 and v towards e3 together (rho), orthogonal to the e3-e4 rotation
+    if (
+        r > 1e-12
+    ):  # k towards e4 and v towards e3 together (rho), orthogonal to the e3-e4 rotation
         n = np.zeros(8)
         n[3], n[6] = c / r, a / r
         cols.append(n)
     return np.column_stack(cols)
 
 
-def transverse_multipliers(kappa, nu, lam, alpha, task: SLRTask) -> TransverseMultipliers:
+def transverse_multipliers(
+    kappa, nu, lam, alpha, task: SLRTask
+) -> TransverseMultipliers:
     r"""The multipliers of the PGD map (Definition 1) across :math:`\mathcal M` at the point with
     overlaps :math:`(\kappa, \nu, 0, 0, 0)`.
 
@@ -518,7 +590,9 @@ def transverse_multipliers(kappa, nu, lam, alpha, task: SLRTask) -> TransverseMu
     y = np.asarray(_pgd_map(jnp.asarray(x), *args))
     n_in, n_out = _normal_basis(x), _normal_basis(y)
     if n_in.shape != n_out.shape:
-        raise ValueError("the step changed the dimension of the normal space: take a smaller alpha")
+        raise ValueError(
+            "the step changed the dimension of the normal space: take a smaller alpha"
+        )
     # projector on T_x M: tangent space of the sphere product minus the normal space
     P = np.eye(8)
     P[:4, :4] -= np.outer(x[:4], x[:4])
@@ -526,7 +600,11 @@ def transverse_multipliers(kappa, nu, lam, alpha, task: SLRTask) -> TransverseMu
     P -= n_in @ n_in.T
     eig = np.linalg.eigvals(n_out.T @ J @ n_in)
     eig = np.real_if_close(eig[np.argsort(-np.abs(eig))])
-    return TransverseMultipliers(eig, float(np.linalg.norm(n_out.T @ J @ P)), float(np.linalg.norm(y - x)))
+    return TransverseMultipliers(
+        eig,
+        float(np.linalg.norm(n_out.T @ J @ P)),
+        float(np.linalg.norm(y - x)),
+    )
 
 
 # --------------------------------------------------------------------------- stability of the oracle
@@ -555,10 +633,18 @@ def oracle_plane_hessian(lam, task: SLRTask) -> np.ndarray:
     T[4, 1] = 1.0  # v moves towards k*
     out = np.empty(lam.shape + (2, 2))
     for idx, lam_i in np.ndenumerate(lam):
-        args = (float(lam_i), float(task.d), float(task.L), task.gamma, task.eps)
+        args = (
+            float(lam_i),
+            float(task.d),
+            float(task.L),
+            task.gamma,
+            task.eps,
+        )
         g = np.asarray(_coord_grad(x, *args))
         H = np.asarray(_coord_hess(x, *args))
-        corr = np.diag(np.r_[np.full(4, g[0]), np.full(4, g[5])])  # <k, g_k>, <v, g_v>
+        corr = np.diag(
+            np.r_[np.full(4, g[0]), np.full(4, g[5])]
+        )  # <k, g_k>, <v, g_v>
         out[idx] = T.T @ (H - corr) @ T
     return out
 
@@ -582,11 +668,15 @@ def critical_lambda(task: SLRTask, lam_max: float = 10.0) -> float:
     eig = oracle_transverse_eigenvalue(grid, task)
     neg = np.flatnonzero(eig < 0)
     if neg.size == 0:
-        raise ValueError(f"the oracle stays a local minimum for every lambda in (1e-3, {lam_max}]")
+        raise ValueError(
+            f"the oracle stays a local minimum for every lambda in (1e-3, {lam_max}]"
+        )
     i = int(neg[0])
     if i == 0:
         raise ValueError("the oracle is already a saddle at lambda = 1e-3")
-    f = lambda lam: float(oracle_transverse_eigenvalue(np.array([lam]), task)[0])
+    f = lambda lam: float(
+        oracle_transverse_eigenvalue(np.array([lam]), task)[0]
+    )
     return float(optimize.brentq(f, grid[i - 1], grid[i], xtol=1e-13))
 
 
@@ -615,8 +705,14 @@ class TiltedBranch(NamedTuple):
         return np.sqrt(np.sum(self.overlaps[:, 2:] ** 2, axis=1))
 
 
-def tilted_branch(lams, task: SLRTask, *, start_lam: float = 1.0, guess=TILTED_GUESS,
-                  max_dlam: float = 0.002) -> TiltedBranch:
+def tilted_branch(
+    lams,
+    task: SLRTask,
+    *,
+    start_lam: float = 1.0,
+    guess=TILTED_GUESS,
+    max_dlam: float = 0.002,
+) -> TiltedBranch:
     r"""Follow the minimum of the risk off :math:`\mathcal M` that exists for :math:`\lambda > \lambda_c`.
 
     Newton (:func:`refine_critical_point`) from ``guess`` (overlaps, embedded by
@@ -629,14 +725,27 @@ def tilted_branch(lams, task: SLRTask, *, start_lam: float = 1.0, guess=TILTED_G
     """
     task = check_task(task)
     lams = np.asarray(lams, dtype=float)
-    if lams.ndim != 1 or lams.size == 0 or np.any(~np.isfinite(lams)) or np.any(lams <= 0):
-        raise ValueError(f"lams must be a non-empty 1-d array of positive numbers, got {lams}")
-    start_lam = check_real_scalar(start_lam, "start_lam", minimum=0.0, strict=True)
-    max_dlam = check_real_scalar(max_dlam, "max_dlam", minimum=0.0, strict=True)
+    if (
+        lams.ndim != 1
+        or lams.size == 0
+        or np.any(~np.isfinite(lams))
+        or np.any(lams <= 0)
+    ):
+        raise ValueError(
+            f"lams must be a non-empty 1-d array of positive numbers, got {lams}"
+        )
+    start_lam = check_real_scalar(
+        start_lam, "start_lam", minimum=0.0, strict=True
+    )
+    max_dlam = check_real_scalar(
+        max_dlam, "max_dlam", minimum=0.0, strict=True
+    )
     k, v = overlap_coordinates(*guess, project=True)
     cp = refine_critical_point(k, v, start_lam, task)
     if cp.gradient_norm > 1e-9 or abs(cp.overlaps[0]) > 1 - 1e-6:
-        raise ValueError(f"no tilted critical point found from guess {guess} at lambda = {start_lam}")
+        raise ValueError(
+            f"no tilted critical point found from guess {guess} at lambda = {start_lam}"
+        )
 
     n = lams.size
     out = np.full((n, 5), np.nan)
@@ -661,10 +770,15 @@ def tilted_branch(lams, task: SLRTask, *, start_lam: float = 1.0, guess=TILTED_G
             if alive:
                 sign = 1.0 if cp.overlaps[0] >= 0 else -1.0
                 o = cp.overlaps.copy()
-                o[[0, 3]] *= sign  # (k, v) -> (-k, -v) flips kappa, eta, nu, theta
+                o[[0, 3]] *= (
+                    sign  # (k, v) -> (-k, -v) flips kappa, eta, nu, theta
+                )
                 o[[1, 2]] *= sign
                 out[i], risk[i] = o, cp.risk
-                mineig[i], gnorm[i] = cp.hessian_eigenvalues[0], cp.gradient_norm
+                mineig[i], gnorm[i] = (
+                    cp.hessian_eigenvalues[0],
+                    cp.gradient_norm,
+                )
 
     order = np.argsort(lams)
     walk([i for i in order if lams[i] >= start_lam], cp)
@@ -693,11 +807,22 @@ class Sweep(NamedTuple):
 
     def fractions(self) -> np.ndarray:
         """Fraction of runs with each outcome, shape (n_lam, len(OUTCOMES))."""
-        return np.stack([(self.labels == i).mean(axis=1) for i in range(len(OUTCOMES))], axis=1)
+        return np.stack(
+            [(self.labels == i).mean(axis=1) for i in range(len(OUTCOMES))],
+            axis=1,
+        )
 
 
-def lambda_sweep(lams: Sequence[float], task: SLRTask, key, *, n_runs: int, alpha: float,
-                 n_steps: int, tol: float = 0.05) -> Sweep:
+def lambda_sweep(
+    lams: Sequence[float],
+    task: SLRTask,
+    key,
+    *,
+    n_runs: int,
+    alpha: float,
+    n_steps: int,
+    tol: float = 0.05,
+) -> Sweep:
     r"""Run PGD (Definition 1, constant :math:`\lambda`) for each value of ``lams`` from the *same*
     ``n_runs`` uniform initialisations, and classify where each run ends.
 
@@ -709,8 +834,15 @@ def lambda_sweep(lams: Sequence[float], task: SLRTask, key, *, n_runs: int, alph
     task = check_task(task)
     key = check_key(key)
     lams = np.asarray(lams, dtype=float)
-    if lams.ndim != 1 or lams.size == 0 or np.any(~np.isfinite(lams)) or np.any(lams <= 0):
-        raise ValueError(f"lams must be a non-empty 1-d sequence of positive numbers, got {lams}")
+    if (
+        lams.ndim != 1
+        or lams.size == 0
+        or np.any(~np.isfinite(lams))
+        or np.any(lams <= 0)
+    ):
+        raise ValueError(
+            f"lams must be a non-empty 1-d sequence of positive numbers, got {lams}"
+        )
     n_runs = check_positive_int(n_runs, "n_runs")
     n_steps = check_positive_int(n_steps, "n_steps")
     alpha = check_real_scalar(alpha, "alpha", minimum=0.0, strict=True)
@@ -721,14 +853,35 @@ def lambda_sweep(lams: Sequence[float], task: SLRTask, key, *, n_runs: int, alph
     final = {name: [] for name in (*OVERLAP_NAMES, "distance")}
     excess, initial = [], None
     for lam in lams:  # one compilation for all λ: the loop's inputs are traced
-        res = pgd(k0, v0, k_star, v_star, task, lam=float(lam), alpha=alpha, n_steps=n_steps,
-                  log_every=n_steps)
+        res = pgd(
+            k0,
+            v0,
+            k_star,
+            v_star,
+            task,
+            lam=float(lam),
+            alpha=alpha,
+            n_steps=n_steps,
+            log_every=n_steps,
+        )
         if initial is None:
-            initial = {name: np.asarray(getattr(res, name))[:, 0] for name in (*OVERLAP_NAMES, "distance")}
+            initial = {
+                name: np.asarray(getattr(res, name))[:, 0]
+                for name in (*OVERLAP_NAMES, "distance")
+            }
         for name, value in final_overlaps(res).items():
             final[name].append(value)
         excess.append(np.asarray(res.risk)[:, -1] - task.eps**2)
     final = {name: np.stack(vals) for name, vals in final.items()}
     excess = np.stack(excess)
     labels = _classify(final, tol)
-    return Sweep(lams, alpha, n_steps, initial, final, excess, labels, time.perf_counter() - start)
+    return Sweep(
+        lams,
+        alpha,
+        n_steps,
+        initial,
+        final,
+        excess,
+        labels,
+        time.perf_counter() - start,
+    )

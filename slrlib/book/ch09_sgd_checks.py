@@ -90,23 +90,51 @@ def riemannian_population_gradient(k, v, k_star, v_star, lam, task: SLRTask):
     k = task.check_parameter_vector(k, "k")
     v = task.check_parameter_vector(v, "v")
     lam = check_real_scalar(lam, "lam", minimum=0.0)
-    gk, gv = jax.grad(lambda a, b: population_risk(a, b, k_star, v_star, lam, task), argnums=(0, 1))(k, v)
+    gk, gv = jax.grad(
+        lambda a, b: population_risk(a, b, k_star, v_star, lam, task),
+        argnums=(0, 1),
+    )(k, v)
     return tangent(gk, k), tangent(gv, v)
 
 
 # ------------------------------------------------------------------ gradient draws
-@partial(jax.jit, static_argnames=("task", "lam", "batch_size", "sampler", "chunk"))
-def _draws(K, V, K_star, V_star, keys, *, task, lam, batch_size, sampler, chunk):
+@partial(
+    jax.jit, static_argnames=("task", "lam", "batch_size", "sampler", "chunk")
+)
+def _draws(
+    K, V, K_star, V_star, keys, *, task, lam, batch_size, sampler, chunk
+):
     def one(k):
-        gK, gV = sample_gradient(K, V, K_star, V_star, task, lam=lam, key=k, batch_size=batch_size,
-                                 sampler=sampler)
+        gK, gV = sample_gradient(
+            K,
+            V,
+            K_star,
+            V_star,
+            task,
+            lam=lam,
+            key=k,
+            batch_size=batch_size,
+            sampler=sampler,
+        )
         return jnp.stack([gK, gV])
 
     return jax.lax.map(one, keys, batch_size=chunk)
 
 
-def gradient_draws(K, V, K_star, V_star, task, *, lam, batch_size, key, n_draws, sampler="exact",
-                   chunk: int = 500):
+def gradient_draws(
+    K,
+    V,
+    K_star,
+    V_star,
+    task,
+    *,
+    lam,
+    batch_size,
+    key,
+    n_draws,
+    sampler="exact",
+    chunk: int = 500,
+):
     r"""``n_draws`` independent draws of the batch gradient (:func:`slrlib.training.sgd.sample_gradient`).
 
     Returns a NumPy array of shape ``(n_draws, 2, H, d)``: ``[:, 0]`` the gradient in ``K``,
@@ -117,11 +145,33 @@ def gradient_draws(K, V, K_star, V_star, task, *, lam, batch_size, key, n_draws,
     chunk = check_positive_int(chunk, "chunk")
     lam = check_real_scalar(lam, "lam", minimum=0.0)
     # Validate once on concrete inputs (the traced calls below skip value checks).
-    sample_gradient(K, V, K_star, V_star, task, lam=lam, key=key, batch_size=batch_size, sampler=sampler)
-    K, V, K_star, V_star = (jnp.asarray(x, float) for x in (K, V, K_star, V_star))
+    sample_gradient(
+        K,
+        V,
+        K_star,
+        V_star,
+        task,
+        lam=lam,
+        key=key,
+        batch_size=batch_size,
+        sampler=sampler,
+    )
+    K, V, K_star, V_star = (
+        jnp.asarray(x, float) for x in (K, V, K_star, V_star)
+    )
     keys = jax.random.split(key, n_draws)
-    out = _draws(K, V, K_star, V_star, keys, task=task, lam=lam, batch_size=int(batch_size), sampler=sampler,
-                 chunk=min(chunk, n_draws))
+    out = _draws(
+        K,
+        V,
+        K_star,
+        V_star,
+        keys,
+        task=task,
+        lam=lam,
+        batch_size=int(batch_size),
+        sampler=sampler,
+        chunk=min(chunk, n_draws),
+    )
     return np.asarray(out)
 
 
@@ -149,7 +199,12 @@ def _mean_cov_se(x):
     c = x - m
     prod = c[:, :, None] * c[:, None, :]
     cov = prod.mean(axis=0)
-    return m, x.std(axis=0, ddof=1) / math.sqrt(n), cov, prod.std(axis=0, ddof=1) / math.sqrt(n)
+    return (
+        m,
+        x.std(axis=0, ddof=1) / math.sqrt(n),
+        cov,
+        prod.std(axis=0, ddof=1) / math.sqrt(n),
+    )
 
 
 def compare_moments(a, b) -> MomentComparison:
@@ -162,9 +217,13 @@ def compare_moments(a, b) -> MomentComparison:
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[1]:
-        raise ValueError(f"a and b must have shapes (n_a, p) and (n_b, p), got {a.shape} and {b.shape}")
+        raise ValueError(
+            f"a and b must have shapes (n_a, p) and (n_b, p), got {a.shape} and {b.shape}"
+        )
     if min(a.shape[0], b.shape[0]) < 3:
-        raise ValueError(f"a and b need at least 3 rows each, got {a.shape[0]} and {b.shape[0]}")
+        raise ValueError(
+            f"a and b need at least 3 rows each, got {a.shape[0]} and {b.shape[0]}"
+        )
     ma, sa, ca, csa = _mean_cov_se(a)
     mb, sb, cb, csb = _mean_cov_se(b)
     mean_z = (ma - mb) / np.sqrt(sa**2 + sb**2)
@@ -179,14 +238,18 @@ def mean_gradient_zscores(draws, exact):
     draws = np.asarray(draws, dtype=float)
     exact = np.asarray(exact, dtype=float)
     if draws.shape[1:] != exact.shape:
-        raise ValueError(f"draws must have shape (n,) + exact.shape = (n,) + {exact.shape}, got {draws.shape}")
+        raise ValueError(
+            f"draws must have shape (n,) + exact.shape = (n,) + {exact.shape}, got {draws.shape}"
+        )
     n = draws.shape[0]
     if n < 3:
         raise ValueError(f"draws needs at least 3 rows, got {n}")
     se = draws.std(axis=0, ddof=1) / math.sqrt(n)
     diff = draws.mean(axis=0) - exact
     scale = np.maximum(np.abs(exact), 1.0)
-    return np.where(se > 1e-12 * scale, diff / np.where(se > 1e-12 * scale, se, 1.0), 0.0)
+    return np.where(
+        se > 1e-12 * scale, diff / np.where(se > 1e-12 * scale, se, 1.0), 0.0
+    )
 
 
 class RandomDraws(NamedTuple):
@@ -208,14 +271,34 @@ def _sub_jaxprs(p):
     return []
 
 
-def count_random_draws(K, V, K_star, V_star, task, *, lam, batch_size, sampler) -> RandomDraws:
+def count_random_draws(
+    K, V, K_star, V_star, task, *, lam, batch_size, sampler
+) -> RandomDraws:
     r"""Random numbers drawn by one :func:`slrlib.training.sgd.sample_gradient` call, counted in its traced
     program (``jax.make_jaxpr``): every ``random_bits`` primitive, its shape and bit width."""
-    sample_gradient(K, V, K_star, V_star, task, lam=lam, key=jax.random.key(0), batch_size=batch_size,
-                    sampler=sampler)  # validation
+    sample_gradient(
+        K,
+        V,
+        K_star,
+        V_star,
+        task,
+        lam=lam,
+        key=jax.random.key(0),
+        batch_size=batch_size,
+        sampler=sampler,
+    )  # validation
     jaxpr = jax.make_jaxpr(
-        lambda key: sample_gradient(K, V, K_star, V_star, task, lam=lam, key=key, batch_size=batch_size,
-                                    sampler=sampler)
+        lambda key: sample_gradient(
+            K,
+            V,
+            K_star,
+            V_star,
+            task,
+            lam=lam,
+            key=key,
+            batch_size=batch_size,
+            sampler=sampler,
+        )
     )(jax.random.key(0))
 
     calls = []
@@ -223,7 +306,9 @@ def count_random_draws(K, V, K_star, V_star, task, *, lam, batch_size, sampler) 
     def walk(j):
         for eqn in j.eqns:
             if eqn.primitive.name == "random_bits":
-                calls.append((tuple(eqn.params["shape"]), int(eqn.params["bit_width"])))
+                calls.append(
+                    (tuple(eqn.params["shape"]), int(eqn.params["bit_width"]))
+                )
             for p in eqn.params.values():
                 for sub in _sub_jaxprs(p):
                     walk(sub)
@@ -281,15 +366,24 @@ def radial_gradient(k, v, k_star, v_star, lam, task: SLRTask):
     """
     task = check_task(task)
     lam = check_real_scalar(lam, "lam", minimum=0.0)
-    rk = lam * jax.grad(lambda l: population_risk(k, v, k_star, v_star, l, task))(lam)
+    rk = lam * jax.grad(
+        lambda l: population_risk(k, v, k_star, v_star, l, task)
+    )(lam)
     r_plus = population_risk(k, v, k_star, v_star, lam, task)
     r_minus = population_risk(k, -jnp.asarray(v), k_star, v_star, lam, task)
     rv = 1.5 * r_plus + 0.5 * r_minus - 2.0 * (task.gamma**2 + task.eps**2)
     return float(rk), float(rv)
 
 
-def sampler_check(task: SLRTask | None = None, *, lam: float = 2.0, batch_size: int = 5, n_draws: int = 40_000,
-                  key=None, overlaps=CHECK_OVERLAPS) -> SamplerCheck:
+def sampler_check(
+    task: SLRTask | None = None,
+    *,
+    lam: float = 2.0,
+    batch_size: int = 5,
+    n_draws: int = 40_000,
+    key=None,
+    overlaps=CHECK_OVERLAPS,
+) -> SamplerCheck:
     r"""Both samplers at the point with the given ``overlaps`` (frame of :func:`vectors_with_overlaps`),
     ``n_draws`` draws each, independent keys; default task and :math:`\lambda`: Figure 5's
     (:math:`d = 80`, :math:`L = 10`, :math:`\varepsilon = 0.1`, :math:`\lambda_0 = 2`)."""
@@ -309,7 +403,9 @@ def sampler_check(task: SLRTask | None = None, *, lam: float = 2.0, batch_size: 
     dirs = np.asarray(jnp.stack([k_star, v_star, k, v, u]))
     dnames = ("k*", "v*", "k", "v", "u")
     names = tuple(f"<g_{p}, {n}>" for p in ("k", "v") for n in dnames)
-    gk_exact, gv_exact = riemannian_population_gradient(k, v, k_star, v_star, lam, task)
+    gk_exact, gv_exact = riemannian_population_gradient(
+        k, v, k_star, v_star, lam, task
+    )
     exact_grad = np.stack([np.asarray(gk_exact), np.asarray(gv_exact)])
     proj, unbiased, radial, seconds = {}, [], [], {}
     half = max(n_draws // 2, 3)
@@ -318,24 +414,70 @@ def sampler_check(task: SLRTask | None = None, *, lam: float = 2.0, batch_size: 
         parts = []
         for i, sub in enumerate(jax.random.split(sk, 2)):
             start = time.perf_counter()
-            parts.append(gradient_draws(k, v, k_star, v_star, task, lam=lam, batch_size=batch_size, key=sub,
-                                        n_draws=half, sampler=sampler)[:, :, 0, :])
-            seconds[sampler + (", again" if i else "")] = time.perf_counter() - start
+            parts.append(
+                gradient_draws(
+                    k,
+                    v,
+                    k_star,
+                    v_star,
+                    task,
+                    lam=lam,
+                    batch_size=batch_size,
+                    key=sub,
+                    n_draws=half,
+                    sampler=sampler,
+                )[:, :, 0, :]
+            )
+            seconds[sampler + (", again" if i else "")] = (
+                time.perf_counter() - start
+            )
         g = np.concatenate(parts)
-        proj[sampler] = np.concatenate([g[:, 0] @ dirs.T, g[:, 1] @ dirs.T], axis=1)
-        tg = np.stack([np.asarray(tangent(g[:, 0], k)), np.asarray(tangent(g[:, 1], v))], axis=1)
+        proj[sampler] = np.concatenate(
+            [g[:, 0] @ dirs.T, g[:, 1] @ dirs.T], axis=1
+        )
+        tg = np.stack(
+            [np.asarray(tangent(g[:, 0], k)), np.asarray(tangent(g[:, 1], v))],
+            axis=1,
+        )
         unbiased.append(mean_gradient_zscores(tg, exact_grad))
-        rad = np.stack([g[:, 0] @ np.asarray(k), g[:, 1] @ np.asarray(v)], axis=1)
-        radial.append(np.stack([rad.mean(axis=0), rad.std(axis=0, ddof=1) / math.sqrt(rad.shape[0])], axis=1))
-    full = jax.grad(lambda a, b: population_risk(a, b, k_star, v_star, lam, task), argnums=(0, 1))(k, v)
+        rad = np.stack(
+            [g[:, 0] @ np.asarray(k), g[:, 1] @ np.asarray(v)], axis=1
+        )
+        radial.append(
+            np.stack(
+                [
+                    rad.mean(axis=0),
+                    rad.std(axis=0, ddof=1) / math.sqrt(rad.shape[0]),
+                ],
+                axis=1,
+            )
+        )
+    full = jax.grad(
+        lambda a, b: population_risk(a, b, k_star, v_star, lam, task),
+        argnums=(0, 1),
+    )(k, v)
     return SamplerCheck(
-        names=names, lam=float(lam), overlaps=tuple(overlaps), batch_size=int(batch_size),
-        exact=proj["exact"], plain=proj["plain"], moments=compare_moments(proj["exact"], proj["plain"]),
-        ks_pvalues=np.array([ks_2samp(proj["exact"][:, i], proj["plain"][:, i]).pvalue for i in range(len(names))]),
-        unbiased_z=np.stack(unbiased), radial=np.stack(radial),
-        radial_exact=np.array(radial_gradient(k, v, k_star, v_star, lam, task)),
+        names=names,
+        lam=float(lam),
+        overlaps=tuple(overlaps),
+        batch_size=int(batch_size),
+        exact=proj["exact"],
+        plain=proj["plain"],
+        moments=compare_moments(proj["exact"], proj["plain"]),
+        ks_pvalues=np.array(
+            [
+                ks_2samp(proj["exact"][:, i], proj["plain"][:, i]).pvalue
+                for i in range(len(names))
+            ]
+        ),
+        unbiased_z=np.stack(unbiased),
+        radial=np.stack(radial),
+        radial_exact=np.array(
+            radial_gradient(k, v, k_star, v_star, lam, task)
+        ),
         radial_closed_form=np.array([float(full[0] @ k), float(full[1] @ v)]),
-        seconds=seconds, n_draws=2 * half,
+        seconds=seconds,
+        n_draws=2 * half,
     )
 
 
@@ -351,13 +493,25 @@ def sampler_table(check: SamplerCheck) -> dict:
         "gradient": idx // 5,
         "direction": idx % 5,
         "level": np.tile(levels, n),
-        "exact": np.concatenate([np.quantile(check.exact[:, i], levels) for i in range(n)]),
-        "plain": np.concatenate([np.quantile(check.plain[:, i], levels) for i in range(n)]),
+        "exact": np.concatenate(
+            [np.quantile(check.exact[:, i], levels) for i in range(n)]
+        ),
+        "plain": np.concatenate(
+            [np.quantile(check.plain[:, i], levels) for i in range(n)]
+        ),
     }
 
 
-def one_step_check(task: SLRTask | None = None, *, lam: float = 2.0, alpha: float = 1e-3, batch_size: int = 5,
-                   n_draws: int = 10_000, key=None, overlaps=CHECK_OVERLAPS) -> dict:
+def one_step_check(
+    task: SLRTask | None = None,
+    *,
+    lam: float = 2.0,
+    alpha: float = 1e-3,
+    batch_size: int = 5,
+    n_draws: int = 10_000,
+    key=None,
+    overlaps=CHECK_OVERLAPS,
+) -> dict:
     r"""The mean of one stochastic PGD step against one exact PGD step, from the point with the
     given ``overlaps`` (frame of :func:`vectors_with_overlaps`; default task: Figure 5's).
 
@@ -406,13 +560,31 @@ def one_step_check(task: SLRTask | None = None, *, lam: float = 2.0, alpha: floa
     k, v, k_star, v_star = vectors_with_overlaps(*overlaps, d=task.d)
     k, v = np.asarray(k[0]), np.asarray(v[0])
     ks, vs = np.asarray(k_star), np.asarray(v_star)
-    g = gradient_draws(k, v, k_star, v_star, task, lam=lam, batch_size=batch_size, key=key, n_draws=n_draws,
-                       sampler="exact")[:, :, 0, :]
+    g = gradient_draws(
+        k,
+        v,
+        k_star,
+        v_star,
+        task,
+        lam=lam,
+        batch_size=batch_size,
+        key=key,
+        n_draws=n_draws,
+        sampler="exact",
+    )[:, :, 0, :]
     gk, gv = np.asarray(tangent(g[:, 0], k)), np.asarray(tangent(g[:, 1], v))
-    bk, bv = (np.asarray(x) for x in riemannian_population_gradient(k, v, k_star, v_star, lam, task))
+    bk, bv = (
+        np.asarray(x)
+        for x in riemannian_population_gradient(
+            k, v, k_star, v_star, lam, task
+        )
+    )
     nk = 1.0 / np.sqrt(1.0 + alpha**2 * np.sum(gk**2, axis=1))
     nv = 1.0 / np.sqrt(1.0 + alpha**2 * np.sum(gv**2, axis=1))
-    k1, v1 = (k - alpha * gk) * nk[:, None], (v - alpha * gv) * nv[:, None]  # one stochastic step per draw
+    k1, v1 = (
+        (k - alpha * gk) * nk[:, None],
+        (v - alpha * gv) * nv[:, None],
+    )  # one stochastic step per draw
     kp, vp = k - alpha * bk, v - alpha * bv
     kp, vp = kp / np.linalg.norm(kp), vp / np.linalg.norm(vp)  # one exact step
     ck, cv = gk - gk.mean(0), gv - gv.mean(0)
@@ -424,18 +596,32 @@ def one_step_check(task: SLRTask | None = None, *, lam: float = 2.0, alpha: floa
         "expansion_tol_k": _expansion_tolerance(gk, bk, alpha),
         "expansion_tol_v": _expansion_tolerance(gv, bv, alpha),
     }
-    pairs = {"kappa": (k, ks, k1, kp, nk, bk), "eta": (k, vs, k1, kp, nk, bk),
-             "nu": (v, vs, v1, vp, nv, bv), "theta": (v, ks, v1, vp, nv, bv)}
+    pairs = {
+        "kappa": (k, ks, k1, kp, nk, bk),
+        "eta": (k, vs, k1, kp, nk, bk),
+        "nu": (v, vs, v1, vp, nv, bv),
+        "theta": (v, ks, v1, vp, nv, bv),
+    }
     for name, (x, w, x1, xp, n, b) in pairs.items():
         change = x1 @ w - x @ w
-        out[name] = (float(change.mean()), float(change.std(ddof=1) / math.sqrt(n_draws)), float(xp @ w - x @ w),
-                     float((x - alpha * b) @ w * n.mean() - x @ w))
+        out[name] = (
+            float(change.mean()),
+            float(change.std(ddof=1) / math.sqrt(n_draws)),
+            float(xp @ w - x @ w),
+            float((x - alpha * b) @ w * n.mean() - x @ w),
+        )
     rho = float(k @ v)
     change = np.sum(k1 * v1, axis=1) - rho
     cross = float(np.sum(ck * cv, axis=1).mean())
-    pred = ((k - alpha * bk) @ (v - alpha * bv) + alpha**2 * cross) * nk.mean() * nv.mean() - rho
-    out["rho"] = (float(change.mean()), float(change.std(ddof=1) / math.sqrt(n_draws)), float(kp @ vp - rho),
-                  float(pred))
+    pred = (
+        (k - alpha * bk) @ (v - alpha * bv) + alpha**2 * cross
+    ) * nk.mean() * nv.mean() - rho
+    out["rho"] = (
+        float(change.mean()),
+        float(change.std(ddof=1) / math.sqrt(n_draws)),
+        float(kp @ vp - rho),
+        float(pred),
+    )
     return out
 
 
@@ -445,29 +631,72 @@ def _expansion_tolerance(g, g_bar, alpha: float) -> float:
     n = g.shape[0]
     x = alpha**2 * np.sum(g**2, axis=1)
     m, x_bar = float(x.mean()), float(alpha**2 * g_bar @ g_bar)
-    taylor = (0.375 * float(np.mean(x**2)) + 0.125 * x_bar**2 + 0.25 * m * x_bar) * (1.0 + m + x_bar)
+    taylor = (
+        0.375 * float(np.mean(x**2)) + 0.125 * x_bar**2 + 0.25 * m * x_bar
+    ) * (1.0 + m + x_bar)
     c = g - g.mean(axis=0)
-    cov_gbar = float(np.mean((c @ g_bar) ** 2))           # g_bar^T Cov g_bar
+    cov_gbar = float(np.mean((c @ g_bar) ** 2))  # g_bar^T Cov g_bar
     tr_cov = float(np.sum(c**2, axis=1).mean())
-    monte_carlo = 0.5 * alpha**2 * (4.5 * 2.0 * math.sqrt(cov_gbar / n) + (1.0 + 4.5 * math.sqrt(2.0)) * tr_cov / n)
+    monte_carlo = (
+        0.5
+        * alpha**2
+        * (
+            4.5 * 2.0 * math.sqrt(cov_gbar / n)
+            + (1.0 + 4.5 * math.sqrt(2.0)) * tr_cov / n
+        )
+    )
     return taylor + monte_carlo
 
 
-def contraction_rates(K, V, k_star, v_star, task: SLRTask, *, lam, alpha, batch_size, key, n_draws: int = 10_000):
+def contraction_rates(
+    K,
+    V,
+    k_star,
+    v_star,
+    task: SLRTask,
+    *,
+    lam,
+    alpha,
+    batch_size,
+    key,
+    n_draws: int = 10_000,
+):
     r"""The contraction rates :math:`s_k, s_v` of :func:`one_step_check` at several points: ``K, V``
     of shape (n, d), one point per row. Returns two arrays of shape (n,)."""
     task = check_task(task)
     alpha = check_real_scalar(alpha, "alpha", minimum=0.0, strict=True)
     key = check_key(key)
-    K, V = np.atleast_2d(np.asarray(K, float)), np.atleast_2d(np.asarray(V, float))
+    K, V = (
+        np.atleast_2d(np.asarray(K, float)),
+        np.atleast_2d(np.asarray(V, float)),
+    )
     s_k, s_v = [], []
     for k, v, sub in zip(K, V, jax.random.split(key, K.shape[0])):
-        g = gradient_draws(k, v, k_star, v_star, task, lam=lam, batch_size=batch_size, key=sub, n_draws=n_draws,
-                           sampler="exact")[:, :, 0, :]
-        bk, bv = (np.asarray(x) for x in riemannian_population_gradient(k, v, k_star, v_star, lam, task))
+        g = gradient_draws(
+            k,
+            v,
+            k_star,
+            v_star,
+            task,
+            lam=lam,
+            batch_size=batch_size,
+            key=sub,
+            n_draws=n_draws,
+            sampler="exact",
+        )[:, :, 0, :]
+        bk, bv = (
+            np.asarray(x)
+            for x in riemannian_population_gradient(
+                k, v, k_star, v_star, lam, task
+            )
+        )
         for x, gx, b, out in ((k, g[:, 0], bk, s_k), (v, g[:, 1], bv, s_v)):
             t = np.asarray(tangent(gx, x))
-            out.append(1.0 - np.mean(1.0 / np.sqrt(1.0 + alpha**2 * np.sum(t**2, axis=1))) * math.sqrt(1 + alpha**2 * b @ b))
+            out.append(
+                1.0
+                - np.mean(1.0 / np.sqrt(1.0 + alpha**2 * np.sum(t**2, axis=1)))
+                * math.sqrt(1 + alpha**2 * b @ b)
+            )
     return np.asarray(s_k), np.asarray(s_v)
 
 
@@ -476,18 +705,24 @@ def _schedule_of(config) -> str:
     """The :func:`slrlib.training.pgd.pgd` schedule with the same :math:`\\lambda_t` as ``config``."""
     paper_decay = 1.0 / float(inverse_temperature(1.0, 1.0, "paper")) - 1.0
     if config.freeze_after is not None:
-        raise ValueError(f"freeze_after must be None to compare with pgd, got {config.freeze_after}")
+        raise ValueError(
+            f"freeze_after must be None to compare with pgd, got {config.freeze_after}"
+        )
     if config.decay == 0.0:
         return "constant"
     if math.isclose(config.decay, paper_decay, rel_tol=1e-12):
         return "paper"
-    raise ValueError(f"decay must be 0 or {paper_decay:g} (the schedules of pgd), got {config.decay}")
+    raise ValueError(
+        f"decay must be 0 or {paper_decay:g} (the schedules of pgd), got {config.decay}"
+    )
 
 
 def _single(exp):
     cfg = exp.config
     if cfg.M != 1 or cfg.heads != 1:
-        raise ValueError(f"exp must have one head and one location, got heads = {cfg.heads}, M = {cfg.M}")
+        raise ValueError(
+            f"exp must have one head and one location, got heads = {cfg.heads}, M = {cfg.M}"
+        )
 
 
 def pgd_counterpart(exp) -> PGDResult:
@@ -502,10 +737,22 @@ def pgd_counterpart(exp) -> PGDResult:
     _single(exp)
     cfg, r = exp.config, exp.result
     schedule = _schedule_of(cfg)
-    ov = [np.asarray(x)[:, 0, 0, 0] for x in (r.kappa, r.nu, r.theta, r.eta)] + [np.asarray(r.rho)[:, 0, 0]]
+    ov = [
+        np.asarray(x)[:, 0, 0, 0] for x in (r.kappa, r.nu, r.theta, r.eta)
+    ] + [np.asarray(r.rho)[:, 0, 0]]
     k0, v0, k_star, v_star = vectors_with_overlaps(*ov, d=cfg.d)
-    return pgd(k0, v0, k_star, v_star, cfg.task, lam=cfg.lam, alpha=cfg.alpha, n_steps=cfg.n_steps,
-               schedule=schedule, log_every=cfg.log_every)
+    return pgd(
+        k0,
+        v0,
+        k_star,
+        v_star,
+        cfg.task,
+        lam=cfg.lam,
+        alpha=cfg.alpha,
+        n_steps=cfg.n_steps,
+        schedule=schedule,
+        log_every=cfg.log_every,
+    )
 
 
 # ------------------------------------------------------------------ held-out risk
@@ -525,14 +772,22 @@ def heldout_standard_errors(exp, key, n_samples: int = 4000, step: int = -1):
     key = check_key(key)
     n_samples = check_positive_int(n_samples, "n_samples")
     cfg, r = exp.config, exp.result
-    ov = [np.asarray(x)[:, 0, 0, step] for x in (r.kappa, r.nu, r.theta, r.eta)] + [np.asarray(r.rho)[:, 0, step]]
+    ov = [
+        np.asarray(x)[:, 0, 0, step] for x in (r.kappa, r.nu, r.theta, r.eta)
+    ] + [np.asarray(r.rho)[:, 0, step]]
     k, v, k_star, v_star = vectors_with_overlaps(*ov, d=cfg.d)
     lam = float(np.asarray(r.lam)[step])
     s = cfg.task.sample(key, n_samples, k_star, v_star)
-    pred = jax.vmap(lambda a, b: erf_attention(s.X, a, b, lam))(k, v)  # (runs, n)
+    pred = jax.vmap(lambda a, b: erf_attention(s.X, a, b, lam))(
+        k, v
+    )  # (runs, n)
     err = np.asarray(jnp.square(s.y[None, :] - pred))
     sd = err.std(axis=1, ddof=1)
-    return sd / math.sqrt(cfg.test_size), err.mean(axis=1), sd / math.sqrt(n_samples)
+    return (
+        sd / math.sqrt(cfg.test_size),
+        err.mean(axis=1),
+        sd / math.sqrt(n_samples),
+    )
 
 
 # ------------------------------------------------------------------ fluctuations around the oracle
@@ -563,7 +818,15 @@ class OracleFluctuations(NamedTuple):
 
 
 #: The quantities predicted from the covariance of the linearised dynamics.
-PREDICTED = ("eta2", "theta2", "rho2", "distance2", "one_minus_kappa", "one_minus_nu", "excess_risk")
+PREDICTED = (
+    "eta2",
+    "theta2",
+    "rho2",
+    "distance2",
+    "one_minus_kappa",
+    "one_minus_nu",
+    "excess_risk",
+)
 
 
 def _risk_in_coordinates(x, lam, task):
@@ -599,11 +862,16 @@ def _predictions(S, H, d) -> dict:
         "distance2": float(saa + sbb + rho2),
         "one_minus_kappa": float(0.5 * (saa + m * spp)),
         "one_minus_nu": float(0.5 * (sbb + m * sqq)),
-        "excess_risk": float(0.5 * np.sum(H[:2, :2] * S[:2, :2]) + 0.5 * m * np.sum(H[2:, 2:] * S[2:, 2:])),
+        "excess_risk": float(
+            0.5 * np.sum(H[:2, :2] * S[:2, :2])
+            + 0.5 * m * np.sum(H[2:, 2:] * S[2:, 2:])
+        ),
     }
 
 
-def oracle_fluctuations(task: SLRTask, *, lam, alpha, batch_size, key, n_draws: int = 20_000) -> OracleFluctuations:
+def oracle_fluctuations(
+    task: SLRTask, *, lam, alpha, batch_size, key, n_draws: int = 20_000
+) -> OracleFluctuations:
     r"""The stationary covariance of stochastic PGD linearised at the oracle :math:`(k^\star, v^\star)`,
     at a frozen :math:`\lambda` (our derivation; chapter 9 states and checks it).
 
@@ -624,15 +892,34 @@ def oracle_fluctuations(task: SLRTask, *, lam, alpha, batch_size, key, n_draws: 
     key = check_key(key)
     d = task.d
     if d < 3:
-        raise ValueError(f"task.d must be >= 3 (a direction orthogonal to k*, v*), got {d}")
+        raise ValueError(
+            f"task.d must be >= 3 (a direction orthogonal to k*, v*), got {d}"
+        )
     k_star, v_star = canonical_directions(d)
     u = jnp.eye(d)[2]
     grad, hess = (np.asarray(x) for x in _oracle_derivatives(lam, task))
     hess = 0.5 * (hess + hess.T)
-    draws = gradient_draws(k_star, v_star, k_star, v_star, task, lam=lam, batch_size=batch_size, key=key,
-                           n_draws=n_draws, sampler="exact")[:, :, 0, :]
-    xi = np.stack([draws[:, 0] @ np.asarray(v_star), draws[:, 1] @ np.asarray(k_star),
-                   draws[:, 0] @ np.asarray(u), draws[:, 1] @ np.asarray(u)], axis=1)
+    draws = gradient_draws(
+        k_star,
+        v_star,
+        k_star,
+        v_star,
+        task,
+        lam=lam,
+        batch_size=batch_size,
+        key=key,
+        n_draws=n_draws,
+        sampler="exact",
+    )[:, :, 0, :]
+    xi = np.stack(
+        [
+            draws[:, 0] @ np.asarray(v_star),
+            draws[:, 1] @ np.asarray(k_star),
+            draws[:, 0] @ np.asarray(u),
+            draws[:, 1] @ np.asarray(u),
+        ],
+        axis=1,
+    )
     _, _, C, C_se = _mean_cov_se(xi)
     A = np.eye(4) - alpha * hess
 
@@ -653,10 +940,25 @@ def oracle_fluctuations(task: SLRTask, *, lam, alpha, batch_size, key, n_draws: 
             h = 1e-6 * max(abs(C[i, j]), 1e-3)
             step = _predictions(S + h * stationary(B), hess, d)
             for name in PREDICTED:
-                functional[name] += (step[name] - pred[name]) / h * c[:, i] * c[:, j]
-    pred_se = {name: float(f.std(ddof=1) / math.sqrt(f.size)) for name, f in functional.items()}
-    return OracleFluctuations(lam=lam, alpha=alpha, d=d, hessian=hess, gradient=grad, noise_cov=C, noise_cov_se=C_se,
-                              stationary_cov=S, predicted=pred, predicted_se=pred_se)
+                functional[name] += (
+                    (step[name] - pred[name]) / h * c[:, i] * c[:, j]
+                )
+    pred_se = {
+        name: float(f.std(ddof=1) / math.sqrt(f.size))
+        for name, f in functional.items()
+    }
+    return OracleFluctuations(
+        lam=lam,
+        alpha=alpha,
+        d=d,
+        hessian=hess,
+        gradient=grad,
+        noise_cov=C,
+        noise_cov_se=C_se,
+        stationary_cov=S,
+        predicted=pred,
+        predicted_se=pred_se,
+    )
 
 
 class FluctuationPath(NamedTuple):
@@ -675,8 +977,21 @@ class FluctuationPath(NamedTuple):
     frozen: tuple
 
 
-def fluctuations_along_schedule(task: SLRTask, *, lam0, decay, alpha, batch_size, start, n_steps, log_every, key,
-                                n_grid: int = 4, extra_lams=(), n_draws: int = 20_000) -> FluctuationPath:
+def fluctuations_along_schedule(
+    task: SLRTask,
+    *,
+    lam0,
+    decay,
+    alpha,
+    batch_size,
+    start,
+    n_steps,
+    log_every,
+    key,
+    n_grid: int = 4,
+    extra_lams=(),
+    n_draws: int = 20_000,
+) -> FluctuationPath:
     r"""The covariance of the linearised dynamics at the oracle, iterated along
     :math:`\lambda_t = \lambda_0/(1 + \text{decay}\cdot t)`:
     :math:`\Sigma_{t+1} = A_t\Sigma_t A_t^\top + \alpha^2 C_t` from the stationary :math:`\Sigma` at
@@ -693,14 +1008,34 @@ def fluctuations_along_schedule(task: SLRTask, *, lam0, decay, alpha, batch_size
     log_every = check_positive_int(log_every, "log_every")
     n_grid = check_positive_int(n_grid, "n_grid")
     if not 0 <= start < n_steps:
-        raise ValueError(f"start must satisfy 0 <= start < n_steps = {n_steps}, got {start}")
+        raise ValueError(
+            f"start must satisfy 0 <= start < n_steps = {n_steps}, got {start}"
+        )
     lam_of = lambda t: lam0 / (1.0 + decay * t)  # noqa: E731
     lo, hi = lam_of(n_steps), lam_of(start)
-    grid = np.unique(np.concatenate([np.geomspace(lo, hi, n_grid) if n_grid > 1 else [lo], list(extra_lams)]))
+    grid = np.unique(
+        np.concatenate(
+            [
+                np.geomspace(lo, hi, n_grid) if n_grid > 1 else [lo],
+                list(extra_lams),
+            ]
+        )
+    )
     if grid.min() < lo * (1 - 1e-12) or grid.max() > hi * (1 + 1e-12):
-        raise ValueError(f"extra_lams must lie in [{lo}, {hi}], got {extra_lams}")
-    frozen = tuple(oracle_fluctuations(task, lam=float(l), alpha=alpha, batch_size=batch_size, key=k, n_draws=n_draws)
-                   for l, k in zip(grid, jax.random.split(key, grid.size)))
+        raise ValueError(
+            f"extra_lams must lie in [{lo}, {hi}], got {extra_lams}"
+        )
+    frozen = tuple(
+        oracle_fluctuations(
+            task,
+            lam=float(l),
+            alpha=alpha,
+            batch_size=batch_size,
+            key=k,
+            n_draws=n_draws,
+        )
+        for l, k in zip(grid, jax.random.split(key, grid.size))
+    )
     Hs = np.stack([f.hessian for f in frozen])
     Cs = np.stack([f.noise_cov for f in frozen])
     x = np.log(grid)
@@ -725,10 +1060,17 @@ def fluctuations_along_schedule(task: SLRTask, *, lam0, decay, alpha, batch_size
         if (t + 1) % log_every == 0:
             steps.append(t + 1)
             lams.append(lam_of(t + 1))
-            for name, val in _predictions(S, at(Hs, lam_of(t + 1)), task.d).items():
+            for name, val in _predictions(
+                S, at(Hs, lam_of(t + 1)), task.d
+            ).items():
                 preds[name].append(val)
-    return FluctuationPath(np.asarray(steps), np.asarray(lams), {k: np.asarray(v) for k, v in preds.items()},
-                           grid, frozen)
+    return FluctuationPath(
+        np.asarray(steps),
+        np.asarray(lams),
+        {k: np.asarray(v) for k, v in preds.items()},
+        grid,
+        frozen,
+    )
 
 
 # ------------------------------------------------------------------ PGD against stochastic PGD
@@ -774,9 +1116,18 @@ def pgd_vs_sgd(exp=None, *, n_draws: int = 20_000, key=None) -> PGDvsSGD:
     lam_window = cfg.lam / (1.0 + cfg.decay * 0.5 * (first + cfg.n_steps))
     start = time.perf_counter()
     floor = fluctuations_along_schedule(
-        cfg.task, lam0=cfg.lam, decay=cfg.decay, alpha=cfg.alpha, batch_size=cfg.batch_size,
-        start=round(cfg.n_steps * PREDICTION_START), n_steps=cfg.n_steps, log_every=cfg.log_every, key=key,
-        n_grid=3, extra_lams=(lam_window,), n_draws=n_draws,
+        cfg.task,
+        lam0=cfg.lam,
+        decay=cfg.decay,
+        alpha=cfg.alpha,
+        batch_size=cfg.batch_size,
+        start=round(cfg.n_steps * PREDICTION_START),
+        n_steps=cfg.n_steps,
+        log_every=cfg.log_every,
+        key=key,
+        n_grid=3,
+        extra_lams=(lam_window,),
+        n_draws=n_draws,
     )
     seconds["floor"] = time.perf_counter() - start
     return PGDvsSGD(exp, res, floor, (first, cfg.n_steps), lam_window, seconds)
@@ -801,20 +1152,39 @@ def floor_comparison(data: PGDvsSGD) -> dict:
     sel = (steps >= data.window[0]) & (steps <= data.window[1])
     th, et = np.asarray(r.theta)[:, 0, 0, sel], np.asarray(r.eta)[:, 0, 0, sel]
     rh = np.asarray(r.rho)[:, 0, sel]
-    ka, nu = np.abs(np.asarray(r.kappa)[:, 0, 0, sel]), np.abs(np.asarray(r.nu)[:, 0, 0, sel])
-    orc = np.array([float(oracle_risk(float(l), cfg.task)) for l in np.asarray(r.lam)[sel]])
+    ka, nu = (
+        np.abs(np.asarray(r.kappa)[:, 0, 0, sel]),
+        np.abs(np.asarray(r.nu)[:, 0, 0, sel]),
+    )
+    orc = np.array(
+        [
+            float(oracle_risk(float(l), cfg.task))
+            for l in np.asarray(r.lam)[sel]
+        ]
+    )
     excess = exp.population_excess_risk[:, sel] + cfg.eps**2 - orc[None, :]
-    obs = {"eta2": et**2, "theta2": th**2, "rho2": rh**2, "distance2": th**2 + et**2 + rh**2,
-           "one_minus_kappa": 1 - ka, "one_minus_nu": 1 - nu, "excess_risk": excess}
+    obs = {
+        "eta2": et**2,
+        "theta2": th**2,
+        "rho2": rh**2,
+        "distance2": th**2 + et**2 + rh**2,
+        "one_minus_kappa": 1 - ka,
+        "one_minus_nu": 1 - nu,
+        "excess_risk": excess,
+    }
     fl = data.floor
     psel = (fl.steps >= data.window[0]) & (fl.steps <= data.window[1])
     frozen = min(fl.frozen, key=lambda f: abs(f.lam - data.lam_window))
     out = {}
     for name in PREDICTED:
         per_run = obs[name].mean(axis=1)
-        out[name] = (float(per_run.mean()), float(per_run.std(ddof=1) / math.sqrt(per_run.size)),
-                     float(fl.predicted[name][psel].mean()), float(frozen.predicted[name]),
-                     float(frozen.predicted_se[name]))
+        out[name] = (
+            float(per_run.mean()),
+            float(per_run.std(ddof=1) / math.sqrt(per_run.size)),
+            float(fl.predicted[name][psel].mean()),
+            float(frozen.predicted[name]),
+            float(frozen.predicted_se[name]),
+        )
     return out
 
 
@@ -826,7 +1196,9 @@ def pgd_vs_sgd_table(data: PGDvsSGD) -> dict:
     steps = np.asarray(r.steps)
     runs, n_log = np.asarray(r.kappa).shape[0], steps.size
     sq = lambda x: np.asarray(x)[:, 0, 0, :]  # noqa: E731
-    dist = np.sqrt(sq(r.theta) ** 2 + sq(r.eta) ** 2 + np.asarray(r.rho)[:, 0, :] ** 2)
+    dist = np.sqrt(
+        sq(r.theta) ** 2 + sq(r.eta) ** 2 + np.asarray(r.rho)[:, 0, :] ** 2
+    )
     pred = {}
     for name in ("distance2", "one_minus_kappa", "one_minus_nu"):
         col = np.full(n_log, np.nan)

@@ -127,7 +127,10 @@ def _grid(n_nodes: int):
     """
     x, w = _rule(n_nodes)
     Z1, Z2 = np.meshgrid(x, x, indexing="ij")
-    return tuple(jnp.asarray(a) for a in (x, w, Z1.ravel(), Z2.ravel(), np.outer(w, w).ravel()))
+    return tuple(
+        jnp.asarray(a)
+        for a in (x, w, Z1.ravel(), Z2.ravel(), np.outer(w, w).ravel())
+    )
 
 
 def _token_moments(mu, sigma, w, K, V, lam, grid):
@@ -143,8 +146,16 @@ def _token_moments(mu, sigma, w, K, V, lam, grid):
     sig = sigma[:, None, None]
     # ---- one head at a time: the line spanned by k_h (T, H, n)
     e = _unit_rows(K)  # (H, d)
-    kmu, vmu, wmu = mu @ K.T, mu @ V.T, jnp.sum(mu * w, -1)  # (T, H), (T, H), (T,)
-    ke, ve, we = jnp.sum(K * e, -1), jnp.sum(V * e, -1), w @ e.T  # (H,), (H,), (T, H)
+    kmu, vmu, wmu = (
+        mu @ K.T,
+        mu @ V.T,
+        jnp.sum(mu * w, -1),
+    )  # (T, H), (T, H), (T,)
+    ke, ve, we = (
+        jnp.sum(K * e, -1),
+        jnp.sum(V * e, -1),
+        w @ e.T,
+    )  # (H,), (H,), (T, H)
     a = kmu[..., None] + sig * ke[None, :, None] * x
     bv = vmu[..., None] + sig * ve[None, :, None] * x
     bw = wmu[:, None, None] + sig * we[..., None] * x
@@ -153,18 +164,35 @@ def _token_moments(mu, sigma, w, K, V, lam, grid):
     g = erf(lam * a)
     s2 = sigma[:, None] ** 2
     mean = jnp.sum(g * bv * wx, axis=(-2, -1))
-    diag = jnp.sum(jnp.sum(g**2 * bv**2 * wx, -1) + s2 * jnp.sum(rv * rv, -1) * jnp.sum(g**2 * wx, -1), -1)
-    cross = jnp.sum(jnp.sum(g * bv * bw * wx, -1) + s2 * jnp.sum(rv[None] * rw, -1) * jnp.sum(g * wx, -1), -1)
+    diag = jnp.sum(
+        jnp.sum(g**2 * bv**2 * wx, -1)
+        + s2 * jnp.sum(rv * rv, -1) * jnp.sum(g**2 * wx, -1),
+        -1,
+    )
+    cross = jnp.sum(
+        jnp.sum(g * bv * bw * wx, -1)
+        + s2 * jnp.sum(rv[None] * rw, -1) * jnp.sum(g * wx, -1),
+        -1,
+    )
     if H == 1:
         return mean, diag, cross
     # ---- pairs h < g: the plane spanned by k_h, k_g (T, P, n^2)
     hi, gi = np.triu_indices(H, k=1)
     e1 = e[hi]
-    e2 = _unit_rows(K[gi] - jnp.sum(K[gi] * e1, -1, keepdims=True) * e1)  # (P, d)
+    e2 = _unit_rows(
+        K[gi] - jnp.sum(K[gi] * e1, -1, keepdims=True) * e1
+    )  # (P, d)
 
-    def line(u, u_mu):  # u (P, d), u_mu (T, P): the projection on u as a function of (z1, z2)
+    def line(
+        u, u_mu
+    ):  # u (P, d), u_mu (T, P): the projection on u as a function of (z1, z2)
         c1, c2 = jnp.sum(u * e1, -1), jnp.sum(u * e2, -1)
-        return u_mu[..., None] + sig * (c1[None, :, None] * Z1 + c2[None, :, None] * Z2), c1, c2
+        return (
+            u_mu[..., None]
+            + sig * (c1[None, :, None] * Z1 + c2[None, :, None] * Z2),
+            c1,
+            c2,
+        )
 
     a1, _, _ = line(K[hi], kmu[:, hi])
     a2, _, _ = line(K[gi], kmu[:, gi])
@@ -173,35 +201,47 @@ def _token_moments(mu, sigma, w, K, V, lam, grid):
     r1 = V[hi] - c11[:, None] * e1 - c12[:, None] * e2
     r2 = V[gi] - c21[:, None] * e1 - c22[:, None] * e2
     gg = erf(lam * a1) * erf(lam * a2) * W2
-    pairs = jnp.sum(gg * b1 * b2, -1) + s2 * jnp.sum(r1 * r2, -1) * jnp.sum(gg, -1)  # (T, P)
+    pairs = jnp.sum(gg * b1 * b2, -1) + s2 * jnp.sum(r1 * r2, -1) * jnp.sum(
+        gg, -1
+    )  # (T, P)
     return mean, diag + 2.0 * jnp.sum(pairs, -1), cross
 
 
 def _risk_parts(K, V, Ks, Vs, lam, d, gamma, eps, grid, L, M):
-    """The terms of the risk for one parameter point (K, V (H, d); Ks, Vs (M, d)); traced.
+    """The terms of the risk for one parameter point; traced.
+
+    K, V are (H, d); Ks, Vs are (M, d).
 
     Token type 0 is a noise token, type m the m-th relevant token.
     """
     q = jnp.sqrt(d / 2.0)
     dim = K.shape[-1]
     mu = jnp.concatenate([jnp.zeros((1, dim), K.dtype), q * Ks])
-    sigma = jnp.concatenate([jnp.ones((1,), K.dtype), jnp.full((M,), gamma, K.dtype)])
+    sigma = jnp.concatenate(
+        [jnp.ones((1,), K.dtype), jnp.full((M,), gamma, K.dtype)]
+    )
     w = jnp.concatenate([jnp.zeros((1, dim), K.dtype), Vs])
     mean, second, cross = _token_moments(mu, sigma, w, K, V, lam, grid)
-    mc = jnp.sum(mu[1:] * Vs, -1)  # E[X^T v_m*] for the m-th relevant token (0 under Assumption 1)
+    mc = jnp.sum(
+        mu[1:] * Vs, -1
+    )  # E[X^T v_m*] for the m-th relevant token (0 under Assumption 1)
     mg = mean[1:] - mc
     sg = second[1:] - 2.0 * cross[1:] + mc**2 + gamma**2
     noise = (L - M) * (second[0] - mean[0] ** 2)
     relevant = jnp.sum(sg - mg**2)
     bias = ((L - M) * mean[0] + jnp.sum(mg)) ** 2
     eps2 = jnp.asarray(eps**2, K.dtype)
-    return RiskParts(noise, relevant, bias, eps2, noise + relevant + bias + eps2)
+    return RiskParts(
+        noise, relevant, bias, eps2, noise + relevant + bias + eps2
+    )
 
 
 def _check_heads(x, name, d):
     x = as_float_array(x, name)
     if jnp.ndim(x) < 2 or x.shape[-1] != d:
-        raise ValueError(f"{name} must have shape (..., H, d) with d = {d}, got shape {jnp.shape(x)}")
+        raise ValueError(
+            f"{name} must have shape (..., H, d) with d = {d}, got shape {jnp.shape(x)}"
+        )
     check_finite(x, name)
     check_unit_norm(x, name)
     return x
@@ -209,7 +249,9 @@ def _check_heads(x, name, d):
 
 def _check_task(task):
     if not isinstance(task, MultiLocationTask):
-        raise ValueError(f"task must be a MultiLocationTask, got {type(task).__name__}: {task!r}")
+        raise ValueError(
+            f"task must be a MultiLocationTask, got {type(task).__name__}: {task!r}"
+        )
     return task
 
 
@@ -218,13 +260,19 @@ def _check_inputs(K, V, K_star, V_star, lam, task, n_nodes):
     K = _check_heads(K, "K", task.d)
     V = _check_heads(V, "V", task.d)
     if K.shape[-2] != V.shape[-2]:
-        raise ValueError(f"K and V must have the same number of heads, got shapes {K.shape} and {V.shape}")
+        raise ValueError(
+            f"K and V must have the same number of heads, got shapes {K.shape} and {V.shape}"
+        )
     Ks = as_float_array(K_star, "K_star")
     Vs = as_float_array(V_star, "V_star")
     if Ks.shape[-2:] != (task.M, task.d) or Vs.shape[-2:] != (task.M, task.d):
-        raise ValueError(f"K_star and V_star must have shape (..., M, d) = (..., {task.M}, {task.d}), "
-                         f"got shapes {Ks.shape} and {Vs.shape}")
-    for row_k, row_v in zip(Ks.reshape(-1, task.M, task.d), Vs.reshape(-1, task.M, task.d)):
+        raise ValueError(
+            f"K_star and V_star must have shape (..., M, d) = (..., {task.M}, {task.d}), "
+            f"got shapes {Ks.shape} and {Vs.shape}"
+        )
+    for row_k, row_v in zip(
+        Ks.reshape(-1, task.M, task.d), Vs.reshape(-1, task.M, task.d)
+    ):
         task.check_directions(row_k, row_v)
     lam = as_float_array(lam, "lam")
     check_finite(lam, "lam")
@@ -234,8 +282,16 @@ def _check_inputs(K, V, K_star, V_star, lam, task, n_nodes):
     return K, V, Ks, Vs, lam, task, n_nodes
 
 
-def multi_head_risk_parts(K, V, K_star, V_star, lam, task: MultiLocationTask, *,
-                          n_nodes: int = DEFAULT_NODES) -> RiskParts:
+def multi_head_risk_parts(
+    K,
+    V,
+    K_star,
+    V_star,
+    lam,
+    task: MultiLocationTask,
+    *,
+    n_nodes: int = DEFAULT_NODES,
+) -> RiskParts:
     r"""The population risk of the multi-head predictor (31) on the task (30), term by term.
 
     Parameters
@@ -254,36 +310,76 @@ def multi_head_risk_parts(K, V, K_star, V_star, lam, task: MultiLocationTask, *,
     Returns a :class:`RiskParts` (module docstring for the formula); differentiable in
     ``K, V`` with ``jax.grad``.
     """
-    K, V, Ks, Vs, lam, task, n_nodes = _check_inputs(K, V, K_star, V_star, lam, task, n_nodes)
+    K, V, Ks, Vs, lam, task, n_nodes = _check_inputs(
+        K, V, K_star, V_star, lam, task, n_nodes
+    )
     return _parts_broadcast(K, V, Ks, Vs, lam, task, n_nodes)
 
 
 def _parts_broadcast(K, V, Ks, Vs, lam, task, n_nodes):
-    batch = jnp.broadcast_shapes(K.shape[:-2], V.shape[:-2], Ks.shape[:-2], Vs.shape[:-2], lam.shape)
+    batch = jnp.broadcast_shapes(
+        K.shape[:-2], V.shape[:-2], Ks.shape[:-2], Vs.shape[:-2], lam.shape
+    )
     H, M, d = K.shape[-2], task.M, task.d
     K = jnp.broadcast_to(K, batch + (H, d)).reshape(-1, H, d)
     V = jnp.broadcast_to(V, batch + (H, d)).reshape(-1, H, d)
     Ks = jnp.broadcast_to(Ks, batch + (M, d)).reshape(-1, M, d)
     Vs = jnp.broadcast_to(Vs, batch + (M, d)).reshape(-1, M, d)
     lam = jnp.broadcast_to(lam, batch).reshape(-1)
-    parts = _batched_parts(K, V, Ks, Vs, lam, float(d), task.gamma, task.eps, _grid(n_nodes), L=task.L, M=M)
+    parts = _batched_parts(
+        K,
+        V,
+        Ks,
+        Vs,
+        lam,
+        float(d),
+        task.gamma,
+        task.eps,
+        _grid(n_nodes),
+        L=task.L,
+        M=M,
+    )
     return RiskParts(*(p.reshape(batch) for p in parts))
 
 
 @partial(jax.jit, static_argnames=("L", "M"))
 def _batched_parts(K, V, Ks, Vs, lam, d, gamma, eps, grid, L, M):
-    return jax.vmap(lambda k, v, ks, vs, la: _risk_parts(k, v, ks, vs, la, d, gamma, eps, grid, L, M))(
-        K, V, Ks, Vs, lam)
+    return jax.vmap(
+        lambda k, v, ks, vs, la: _risk_parts(
+            k, v, ks, vs, la, d, gamma, eps, grid, L, M
+        )
+    )(K, V, Ks, Vs, lam)
 
 
-def multi_head_risk(K, V, K_star, V_star, lam, task: MultiLocationTask, *, n_nodes: int = DEFAULT_NODES):
+def multi_head_risk(
+    K,
+    V,
+    K_star,
+    V_star,
+    lam,
+    task: MultiLocationTask,
+    *,
+    n_nodes: int = DEFAULT_NODES,
+):
     r""":math:`\mathcal R_\lambda(K, V) = \mathbb E[(Y - \sum_h\sum_\ell \operatorname{erf}(\lambda X_\ell^\top k_h) X_\ell^\top v_h)^2]`
     on the task (30), exact up to quadrature error (:func:`multi_head_risk_parts`, ``.total``)."""
-    return multi_head_risk_parts(K, V, K_star, V_star, lam, task, n_nodes=n_nodes).total
+    return multi_head_risk_parts(
+        K, V, K_star, V_star, lam, task, n_nodes=n_nodes
+    ).total
 
 
-def multi_head_risk_mc(K, V, K_star, V_star, lam, task: MultiLocationTask, key: jax.Array, n_samples: int, *,
-                       batch_size: int = 5000) -> MonteCarloEstimate:
+def multi_head_risk_mc(
+    K,
+    V,
+    K_star,
+    V_star,
+    lam,
+    task: MultiLocationTask,
+    key: jax.Array,
+    n_samples: int,
+    *,
+    batch_size: int = 5000,
+) -> MonteCarloEstimate:
     r"""Monte Carlo estimate of the risk of the multi-head predictor (31), one per run, with its
     standard error: the independent check of :func:`multi_head_risk`.
 
@@ -321,28 +417,44 @@ def multi_head_risk_mc(K, V, K_star, V_star, lam, task: MultiLocationTask, key: 
     K = _check_heads(K, "K", task.d)
     V = _check_heads(V, "V", task.d)
     if K.ndim != 3 or K.shape != V.shape:
-        raise ValueError(f"K and V must have the same shape (runs, H, d), got {K.shape} and {V.shape}")
+        raise ValueError(
+            f"K and V must have the same shape (runs, H, d), got {K.shape} and {V.shape}"
+        )
     Ks = as_float_array(K_star, "K_star")
     Vs = as_float_array(V_star, "V_star")
     if Ks.shape != (K.shape[0], task.M, task.d) or Vs.shape != Ks.shape:
-        raise ValueError(f"K_star and V_star must have shape (runs, M, d) = ({K.shape[0]}, {task.M}, {task.d}), "
-                         f"got {Ks.shape} and {Vs.shape}")
+        raise ValueError(
+            f"K_star and V_star must have shape (runs, M, d) = ({K.shape[0]}, {task.M}, {task.d}), "
+            f"got {Ks.shape} and {Vs.shape}"
+        )
     lam = check_real_scalar(lam, "lam", minimum=0.0)
     n_samples = check_positive_int(n_samples, "n_samples")
     if n_samples < 2:
-        raise ValueError(f"n_samples must be >= 2 to estimate a standard error, got {n_samples}")
+        raise ValueError(
+            f"n_samples must be >= 2 to estimate a standard error, got {n_samples}"
+        )
     batch_size = min(check_positive_int(batch_size, "batch_size"), n_samples)
     means, stderrs = [], []
     for r, run_key in enumerate(jax.random.split(key, K.shape[0])):
         acc = RunningMoments()
-        for i, batch_key in enumerate(jax.random.split(run_key, -(-n_samples // batch_size))):
+        for i, batch_key in enumerate(
+            jax.random.split(run_key, -(-n_samples // batch_size))
+        ):
             n = min(batch_size, n_samples - i * batch_size)
             s = task.sample(batch_key, n, Ks[r], Vs[r])
-            acc.add(np.asarray(jnp.square(multi_head_erf_attention(s.X, K[r], V[r], lam) - s.y)))
+            acc.add(
+                np.asarray(
+                    jnp.square(
+                        multi_head_erf_attention(s.X, K[r], V[r], lam) - s.y
+                    )
+                )
+            )
         est = acc.estimate()
         means.append(est.mean)
         stderrs.append(est.stderr)
-    return MonteCarloEstimate(np.asarray(means), np.asarray(stderrs), n_samples)
+    return MonteCarloEstimate(
+        np.asarray(means), np.asarray(stderrs), n_samples
+    )
 
 
 # ------------------------------------------------------------------- PGD on the population risk
@@ -355,8 +467,19 @@ class PopulationPGD(NamedTuple):
     risk: np.ndarray
 
 
-def sphere_pgd(K0, V0, K_star, V_star, lam, task: MultiLocationTask, *, alpha: float, n_steps: int,
-               log_every: int = 100, n_nodes: int = 61) -> PopulationPGD:
+def sphere_pgd(
+    K0,
+    V0,
+    K_star,
+    V_star,
+    lam,
+    task: MultiLocationTask,
+    *,
+    alpha: float,
+    n_steps: int,
+    log_every: int = 100,
+    n_nodes: int = 61,
+) -> PopulationPGD:
     r"""PGD (Definition 1, eq. 10) on the exact population risk :func:`multi_head_risk`, every head
     on its sphere: :math:`p \leftarrow (p - \alpha(I - pp^\top)\nabla_p\mathcal R)/\|\cdot\|`.
 
@@ -370,7 +493,9 @@ def sphere_pgd(K0, V0, K_star, V_star, lam, task: MultiLocationTask, *, alpha: f
     K0 = _check_heads(K0, "K0", task.d)
     V0 = _check_heads(V0, "V0", task.d)
     if K0.ndim != 3 or K0.shape != V0.shape:
-        raise ValueError(f"K0 and V0 must have the same shape (runs, H, d), got {K0.shape} and {V0.shape}")
+        raise ValueError(
+            f"K0 and V0 must have the same shape (runs, H, d), got {K0.shape} and {V0.shape}"
+        )
     Ks, Vs = task.check_directions(K_star, V_star)
     lam = check_real_scalar(lam, "lam", minimum=0.0)
     alpha = check_real_scalar(alpha, "alpha", minimum=0.0, strict=True)
@@ -378,15 +503,37 @@ def sphere_pgd(K0, V0, K_star, V_star, lam, task: MultiLocationTask, *, alpha: f
     log_every = check_positive_int(log_every, "log_every")
     n_nodes = check_positive_int(n_nodes, "n_nodes")
     if n_steps % log_every:
-        raise ValueError(f"log_every must divide n_steps = {n_steps}, got {log_every}")
-    K, V, risk = _pgd_loop(K0, V0, Ks, Vs, lam, alpha, float(task.d), task.gamma, task.eps, _grid(n_nodes),
-                           n_log=n_steps // log_every, log_every=log_every, L=task.L, M=task.M)
-    return PopulationPGD(np.asarray(K), np.asarray(V), np.arange(n_steps // log_every + 1) * log_every,
-                         np.asarray(risk))
+        raise ValueError(
+            f"log_every must divide n_steps = {n_steps}, got {log_every}"
+        )
+    K, V, risk = _pgd_loop(
+        K0,
+        V0,
+        Ks,
+        Vs,
+        lam,
+        alpha,
+        float(task.d),
+        task.gamma,
+        task.eps,
+        _grid(n_nodes),
+        n_log=n_steps // log_every,
+        log_every=log_every,
+        L=task.L,
+        M=task.M,
+    )
+    return PopulationPGD(
+        np.asarray(K),
+        np.asarray(V),
+        np.arange(n_steps // log_every + 1) * log_every,
+        np.asarray(risk),
+    )
 
 
 @partial(jax.jit, static_argnames=("n_log", "log_every", "L", "M"))
-def _pgd_loop(K0, V0, Ks, Vs, lam, alpha, d, gamma, eps, grid, *, n_log, log_every, L, M):
+def _pgd_loop(
+    K0, V0, Ks, Vs, lam, alpha, d, gamma, eps, grid, *, n_log, log_every, L, M
+):
     def risk(K, V):
         return _risk_parts(K, V, Ks, Vs, lam, d, gamma, eps, grid, L, M).total
 
@@ -422,7 +569,9 @@ def sgd_task_directions(config) -> tuple[jax.Array, jax.Array]:
 
     K_star, V_star = directions(config)
     d = config.task.d
-    return jnp.reshape(K_star, (config.n_runs, -1, d)), jnp.reshape(V_star, (config.n_runs, -1, d))
+    return jnp.reshape(K_star, (config.n_runs, -1, d)), jnp.reshape(
+        V_star, (config.n_runs, -1, d)
+    )
 
 
 class IdealCurves(NamedTuple):
@@ -440,24 +589,59 @@ class IdealCurves(NamedTuple):
     eps2: float
 
 
-def ideal_risk_curves(K_star, V_star, task: MultiLocationTask, lams, *, n_nodes: int = DEFAULT_NODES) -> IdealCurves:
+def ideal_risk_curves(
+    K_star,
+    V_star,
+    task: MultiLocationTask,
+    lams,
+    *,
+    n_nodes: int = DEFAULT_NODES,
+) -> IdealCurves:
     """Exact risks (:func:`multi_head_risk`) of the ideal heads and of one oracle head, for every
     task draw in ``K_star, V_star`` (draws, M, d) and every ``lam``."""
     task = _check_task(task)
     lams = np.asarray(lams, float)
     if lams.ndim != 1 or lams.size == 0:
-        raise ValueError(f"lams must be a non-empty 1-d array, got shape {lams.shape}")
+        raise ValueError(
+            f"lams must be a non-empty 1-d array, got shape {lams.shape}"
+        )
     Ks = as_float_array(K_star, "K_star")
     Vs = as_float_array(V_star, "V_star")
     if Ks.ndim != 3:
-        raise ValueError(f"K_star must have shape (draws, M, d), got shape {Ks.shape}")
+        raise ValueError(
+            f"K_star must have shape (draws, M, d), got shape {Ks.shape}"
+        )
     grid = jnp.asarray(lams)[None, :]
-    ideal = multi_head_risk(Ks[:, None], Vs[:, None], Ks[:, None], Vs[:, None], grid, task, n_nodes=n_nodes)
-    one = multi_head_risk(Ks[:, None, :1], Vs[:, None, :1], Ks[:, None], Vs[:, None], grid, task, n_nodes=n_nodes)
-    return IdealCurves(lams, np.asarray(ideal), np.asarray(one), float(task.null_risk), float(task.eps**2))
+    ideal = multi_head_risk(
+        Ks[:, None],
+        Vs[:, None],
+        Ks[:, None],
+        Vs[:, None],
+        grid,
+        task,
+        n_nodes=n_nodes,
+    )
+    one = multi_head_risk(
+        Ks[:, None, :1],
+        Vs[:, None, :1],
+        Ks[:, None],
+        Vs[:, None],
+        grid,
+        task,
+        n_nodes=n_nodes,
+    )
+    return IdealCurves(
+        lams,
+        np.asarray(ideal),
+        np.asarray(one),
+        float(task.null_risk),
+        float(task.eps**2),
+    )
 
 
-def heads_separated(kappa, *, own_min: float = 0.8, other_max: float = 0.3) -> np.ndarray:
+def heads_separated(
+    kappa, *, own_min: float = 0.8, other_max: float = 0.3
+) -> np.ndarray:
     r"""Whether the heads take one location each: for some assignment of the heads to the
     locations, every head has :math:`|\kappa| >` ``own_min`` with its location and
     :math:`|\kappa| <` ``other_max`` with every other one.
@@ -480,15 +664,23 @@ def heads_separated(kappa, *, own_min: float = 0.8, other_max: float = 0.3) -> n
     """
     k = np.abs(np.asarray(kappa, dtype=float))
     if k.ndim < 2 or k.shape[-1] != k.shape[-2] or k.shape[-1] == 0:
-        raise ValueError(f"kappa must have shape (..., H, M) with H = M >= 1, got shape {k.shape}")
+        raise ValueError(
+            f"kappa must have shape (..., H, M) with H = M >= 1, got shape {k.shape}"
+        )
     if not np.all(np.isfinite(k)):
         raise ValueError("kappa must be finite")
     H = k.shape[-1]
     eye = np.eye(H, dtype=bool)
     out = np.zeros(k.shape[:-2], dtype=bool)
     for perm in itertools.permutations(range(H)):
-        m = k[..., list(perm)]                      # head h matched to location perm[h], on the diagonal
+        m = k[
+            ..., list(perm)
+        ]  # head h matched to location perm[h], on the diagonal
         own = np.where(eye, m, np.inf).min(axis=(-2, -1))
-        other = np.where(eye, -np.inf, m).max(axis=(-2, -1)) if H > 1 else np.full(k.shape[:-2], -np.inf)
+        other = (
+            np.where(eye, -np.inf, m).max(axis=(-2, -1))
+            if H > 1
+            else np.full(k.shape[:-2], -np.inf)
+        )
         out |= (own > own_min) & (other < other_max)
     return out

@@ -112,7 +112,9 @@ def nn1_curvature_c(N: int, sigma: float) -> float:
     return total
 
 
-def nn1_per_prompt_loss(W: jax.Array | np.ndarray, data: _nn1.NN1Data) -> np.ndarray:
+def nn1_per_prompt_loss(
+    W: jax.Array | np.ndarray, data: _nn1.NN1Data
+) -> np.ndarray:
     r"""The loss :math:`\tfrac12 (f_W(H) - y_{i^\star})^2` of each prompt of ``data``.
 
     Its mean is :func:`slrlib.case_studies.token_selection.nn1.evaluate`'s ``loss``; its standard

@@ -84,14 +84,18 @@ _ENTRIES_PER_BATCH = 2_000_000
 def _check_n_samples(n_samples: object) -> int:
     n_samples = check_positive_int(n_samples, "n_samples")
     if n_samples < 2:
-        raise ValueError(f"n_samples must be >= 2 to estimate a standard error, got {n_samples}")
+        raise ValueError(
+            f"n_samples must be >= 2 to estimate a standard error, got {n_samples}"
+        )
     return n_samples
 
 
 def _check_lams(lam: ArrayLike) -> np.ndarray:
     lam_arr = as_float_array(lam, "lam")
     if jnp.ndim(lam_arr) > 1:
-        raise ValueError(f"lam must be a number or a 1-d array, got shape {jnp.shape(lam_arr)}")
+        raise ValueError(
+            f"lam must be a number or a 1-d array, got shape {jnp.shape(lam_arr)}"
+        )
     check_finite(lam_arr, "lam")
     check_nonnegative(lam_arr, "lam")
     return np.asarray(lam_arr, dtype=np.float64)
@@ -105,7 +109,9 @@ def _check_unit(x: ArrayLike, name: str, d: int) -> jax.Array:
     return x
 
 
-def overlap_gram(kappa: float, nu: float, theta: float, eta: float, rho: float) -> np.ndarray:
+def overlap_gram(
+    kappa: float, nu: float, theta: float, eta: float, rho: float
+) -> np.ndarray:
     r"""The Gram matrix of :math:`(k^\star, v^\star, k, v)` from the five overlaps, validated.
 
     .. math::
@@ -134,13 +140,30 @@ def overlap_gram(kappa: float, nu: float, theta: float, eta: float, rho: float) 
         ``-GRAM_TOL`` (no unit vectors have these overlaps).
     """
     vals = {}
-    for name, x in (("kappa", kappa), ("nu", nu), ("theta", theta), ("eta", eta), ("rho", rho)):
+    for name, x in (
+        ("kappa", kappa),
+        ("nu", nu),
+        ("theta", theta),
+        ("eta", eta),
+        ("rho", rho),
+    ):
         x = check_real_scalar(x, name)
         if abs(x) > 1.0 + GRAM_TOL:
-            raise ValueError(f"{name} must be in [-1, 1] (an inner product of unit vectors), got {x!r}")
+            raise ValueError(
+                f"{name} must be in [-1, 1] (an inner product of unit vectors), got {x!r}"
+            )
         vals[name] = x
-    ka, nu_, th, et, rh = (vals[n] for n in ("kappa", "nu", "theta", "eta", "rho"))
-    G = np.array([[1.0, 0.0, ka, th], [0.0, 1.0, et, nu_], [ka, et, 1.0, rh], [th, nu_, rh, 1.0]])
+    ka, nu_, th, et, rh = (
+        vals[n] for n in ("kappa", "nu", "theta", "eta", "rho")
+    )
+    G = np.array(
+        [
+            [1.0, 0.0, ka, th],
+            [0.0, 1.0, et, nu_],
+            [ka, et, 1.0, rh],
+            [th, nu_, rh, 1.0],
+        ]
+    )
     low = float(np.linalg.eigvalsh(G)[0])
     if low < -GRAM_TOL:
         raise ValueError(
@@ -160,15 +183,24 @@ def _psd_sqrt(C: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------- reduced sampler
 @partial(jax.jit, static_argnums=(1, 2))
 def _reduced_losses(key, n, L, mean_rel, sqrt_rel, sqrt_noise, lams):
-    """Squared errors (u - T)^2 for n reduced draws (relevant token first) and every lam: (m, n)."""
+    """Squared errors (u - T)^2 for n reduced draws and every lam: (m, n).
+
+    The relevant token comes first in each draw.
+    """
     rel_key, noise_key = jax.random.split(key)
-    w = jax.random.normal(rel_key, (n, 3)) @ sqrt_rel.T + mean_rel  # (u, a, b) of the relevant token
-    z = jax.random.normal(noise_key, (n, L - 1, 2)) @ sqrt_noise.T  # (a, b) of the noise tokens
+    w = (
+        jax.random.normal(rel_key, (n, 3)) @ sqrt_rel.T + mean_rel
+    )  # (u, a, b) of the relevant token
+    z = (
+        jax.random.normal(noise_key, (n, L - 1, 2)) @ sqrt_noise.T
+    )  # (a, b) of the noise tokens
     a = jnp.concatenate([w[:, 1:2], z[..., 0]], axis=1)  # X_l^T k, (n, L)
     b = jnp.concatenate([w[:, 2:3], z[..., 1]], axis=1)  # X_l^T v, (n, L)
     u = w[:, 0]  # X_{J0}^T v*
 
-    gap = u[:, None] - b  # u - T = sum_l p_l (u - b_l): no cancellation when p is nearly one-hot
+    gap = (
+        u[:, None] - b
+    )  # u - T = sum_l p_l (u - b_l): no cancellation when p is nearly one-hot
 
     def one(lam):
         p = jax.nn.softmax(lam * a, axis=-1)
@@ -177,13 +209,21 @@ def _reduced_losses(key, n, L, mean_rel, sqrt_rel, sqrt_noise, lams):
     return jax.lax.map(one, lams)
 
 
-def _reduced_moments(G: np.ndarray, lams: np.ndarray, task: SLRTask, key: jax.Array, n_samples: int,
-                     batch_size: int) -> MonteCarloEstimate:
+def _reduced_moments(
+    G: np.ndarray,
+    lams: np.ndarray,
+    task: SLRTask,
+    key: jax.Array,
+    n_samples: int,
+    batch_size: int,
+) -> MonteCarloEstimate:
     """Mean and standard error of (u - T)^2 over n_samples reduced draws, for every lam (shape (m,))."""
     q, g2 = task.q, task.gamma**2
     # coordinates (X^T v*, X^T k, X^T v): rows/columns 1, 2, 3 of G (v*, k, v)
     C_rel = g2 * G[np.ix_([1, 2, 3], [1, 2, 3])]
-    mean_rel = q * np.array([G[0, 1], G[0, 2], G[0, 3]])  # q (<k*,v*>, <k*,k>, <k*,v>)
+    mean_rel = q * np.array(
+        [G[0, 1], G[0, 2], G[0, 3]]
+    )  # q (<k*,v*>, <k*,k>, <k*,v>)
     C_noise = G[np.ix_([2, 3], [2, 3])]
     sqrt_rel, sqrt_noise = _psd_sqrt(C_rel), _psd_sqrt(C_noise)
     n_batches = -(-n_samples // batch_size)
@@ -192,15 +232,31 @@ def _reduced_moments(G: np.ndarray, lams: np.ndarray, task: SLRTask, key: jax.Ar
     for i, batch_key in enumerate(jax.random.split(key, n_batches)):
         n = min(batch_size, n_samples - i * batch_size)
         # every batch is drawn at full size (one compilation); the last one is truncated
-        losses = _reduced_losses(batch_key, batch_size, task.L, jnp.asarray(mean_rel), jnp.asarray(sqrt_rel),
-                                 jnp.asarray(sqrt_noise), lams_j)
+        losses = _reduced_losses(
+            batch_key,
+            batch_size,
+            task.L,
+            jnp.asarray(mean_rel),
+            jnp.asarray(sqrt_rel),
+            jnp.asarray(sqrt_noise),
+            lams_j,
+        )
         acc.add(np.asarray(losses, dtype=np.float64).T[:n])
     return acc.estimate()
 
 
-def softmax_risk_from_overlaps(kappa: float, nu: float, theta: float, eta: float, rho: float, lam: ArrayLike,
-                               task: SLRTask, key: jax.Array, n_samples: int = 100_000,
-                               batch_size: int | None = None) -> MonteCarloEstimate:
+def softmax_risk_from_overlaps(
+    kappa: float,
+    nu: float,
+    theta: float,
+    eta: float,
+    rho: float,
+    lam: ArrayLike,
+    task: SLRTask,
+    key: jax.Array,
+    n_samples: int = 100_000,
+    batch_size: int | None = None,
+) -> MonteCarloEstimate:
     r"""Risk of softmax attention (2) from the five overlaps, by reduced Monte Carlo.
 
     **Reduction.** :math:`T^{\rm soft}_\lambda` reads a token only through :math:`a_\ell = X_\ell^\top k`
@@ -268,14 +324,28 @@ def softmax_risk_from_overlaps(kappa: float, nu: float, theta: float, eta: float
     if batch_size is None:
         batch_size = max(1, _ENTRIES_PER_BATCH // task.L)
     batch_size = min(check_positive_int(batch_size, "batch_size"), n_samples)
-    est = _reduced_moments(G, np.atleast_1d(lams), task, key, n_samples, batch_size)
+    est = _reduced_moments(
+        G, np.atleast_1d(lams), task, key, n_samples, batch_size
+    )
     shape = lams.shape
-    return MonteCarloEstimate(mean=(est.mean + task.eps**2).reshape(shape), stderr=est.stderr.reshape(shape),
-                              n=est.n)
+    return MonteCarloEstimate(
+        mean=(est.mean + task.eps**2).reshape(shape),
+        stderr=est.stderr.reshape(shape),
+        n=est.n,
+    )
 
 
-def softmax_risk(k: ArrayLike, v: ArrayLike, k_star: ArrayLike, v_star: ArrayLike, lam: ArrayLike, task: SLRTask,
-                 key: jax.Array, n_samples: int = 100_000, batch_size: int | None = None) -> MonteCarloEstimate:
+def softmax_risk(
+    k: ArrayLike,
+    v: ArrayLike,
+    k_star: ArrayLike,
+    v_star: ArrayLike,
+    lam: ArrayLike,
+    task: SLRTask,
+    key: jax.Array,
+    n_samples: int = 100_000,
+    batch_size: int | None = None,
+) -> MonteCarloEstimate:
     r"""Risk :math:`\mathbb E[(Y - T^{\rm soft}_\lambda(\mathbb X))^2]` of softmax attention (2) at any unit :math:`(k, v)`.
 
     Reduced Monte Carlo through the overlaps (:func:`softmax_risk_from_overlaps`, which explains the
@@ -315,11 +385,28 @@ def softmax_risk(k: ArrayLike, v: ArrayLike, k_star: ArrayLike, v_star: ArrayLik
     v = _check_unit(v, "v", task.d)
     k_star, v_star = check_directions(k_star, v_star, task.d)
     dot = lambda a, b: float(jnp.dot(a, b))  # noqa: E731
-    return softmax_risk_from_overlaps(dot(k, k_star), dot(v, v_star), dot(v, k_star), dot(k, v_star), dot(k, v),
-                                      lam, task, key, n_samples, batch_size)
+    return softmax_risk_from_overlaps(
+        dot(k, k_star),
+        dot(v, v_star),
+        dot(v, k_star),
+        dot(k, v_star),
+        dot(k, v),
+        lam,
+        task,
+        key,
+        n_samples,
+        batch_size,
+    )
 
 
-def softmax_risk_at_lam0(kappa: float, nu: float, theta: float, eta: float, rho: float, task: SLRTask) -> float:
+def softmax_risk_at_lam0(
+    kappa: float,
+    nu: float,
+    theta: float,
+    eta: float,
+    rho: float,
+    task: SLRTask,
+) -> float:
     r"""Closed-form risk of softmax attention at :math:`\lambda = 0`, the plain average :math:`\frac1L\sum_\ell X_\ell^\top v`.
 
     With :math:`b_\ell = X_\ell^\top v` and :math:`u = X_{J_0}^\top v^\star`:
@@ -356,14 +443,25 @@ def softmax_risk_at_lam0(kappa: float, nu: float, theta: float, eta: float, rho:
     G = overlap_gram(kappa, nu, theta, eta, rho)
     nu_, th = G[1, 3], G[0, 3]
     L, g2, q = task.L, task.gamma**2, task.q
-    return float(task.eps**2 + g2 * (1.0 - 2.0 * nu_ / L + 1.0 / L**2) + (q * th / L) ** 2 + (L - 1.0) / L**2)
+    return float(
+        task.eps**2
+        + g2 * (1.0 - 2.0 * nu_ / L + 1.0 / L**2)
+        + (q * th / L) ** 2
+        + (L - 1.0) / L**2
+    )
 
 
 # --------------------------------------------------------------------------- Bayes as attention
 # --------------------------------------------------------------------------- best lambda
-def best_softmax_lambda(task: SLRTask, key: jax.Array, lam_grid: ArrayLike | None = None,
-                        n_samples: int = 20_000, batch_size: int | None = None,
-                        refine: bool = True, n_refine: int = 33) -> tuple[float, MonteCarloEstimate]:
+def best_softmax_lambda(
+    task: SLRTask,
+    key: jax.Array,
+    lam_grid: ArrayLike | None = None,
+    n_samples: int = 20_000,
+    batch_size: int | None = None,
+    refine: bool = True,
+    n_refine: int = 33,
+) -> tuple[float, MonteCarloEstimate]:
     r"""The :math:`\lambda` minimising the simulated risk of softmax attention at the oracle :math:`(k^\star, v^\star)`.
 
     The risk at every :math:`\lambda` of ``lam_grid`` is estimated on the *same* draws (common random
@@ -410,16 +508,31 @@ def best_softmax_lambda(task: SLRTask, key: jax.Array, lam_grid: ArrayLike | Non
     """
     task = check_task(task)
     key = check_key(key)
-    grid = np.asarray(DEFAULT_LAM_GRID if lam_grid is None else _check_lams(lam_grid), dtype=np.float64)
-    if grid.ndim != 1 or grid.size < 3 or not np.all(grid > 0) or not np.all(np.diff(grid) > 0):
-        raise ValueError(f"lam_grid must be an increasing 1-d array of >= 3 positive values, got {lam_grid!r}")
+    grid = np.asarray(
+        DEFAULT_LAM_GRID if lam_grid is None else _check_lams(lam_grid),
+        dtype=np.float64,
+    )
+    if (
+        grid.ndim != 1
+        or grid.size < 3
+        or not np.all(grid > 0)
+        or not np.all(np.diff(grid) > 0)
+    ):
+        raise ValueError(
+            f"lam_grid must be an increasing 1-d array of >= 3 positive values, got {lam_grid!r}"
+        )
 
     def risk(lams):
-        return softmax_risk_from_overlaps(1.0, 1.0, 0.0, 0.0, 0.0, lams, task, key, n_samples, batch_size)
+        return softmax_risk_from_overlaps(
+            1.0, 1.0, 0.0, 0.0, 0.0, lams, task, key, n_samples, batch_size
+        )
 
     est = risk(grid)
     i = int(np.argmin(est.mean))
-    lam, best = float(grid[i]), MonteCarloEstimate(est.mean[i][()], est.stderr[i][()], est.n)
+    lam, best = (
+        float(grid[i]),
+        MonteCarloEstimate(est.mean[i][()], est.stderr[i][()], est.n),
+    )
     if refine and 0 < i < grid.size - 1:
         n_refine = check_positive_int(n_refine, "n_refine")
         if n_refine < 3:
@@ -427,13 +540,20 @@ def best_softmax_lambda(task: SLRTask, key: jax.Array, lam_grid: ArrayLike | Non
         fine = np.geomspace(grid[i - 1], grid[i + 1], n_refine)
         est = risk(fine)
         j = int(np.argmin(est.mean))
-        lam, best = float(fine[j]), MonteCarloEstimate(est.mean[j][()], est.stderr[j][()], est.n)
+        lam, best = (
+            float(fine[j]),
+            MonteCarloEstimate(est.mean[j][()], est.stderr[j][()], est.n),
+        )
     return lam, best
 
 
 # --------------------------------------------------------------------------- Bayes, with its confusions
-def bayes_excess_reduced(task: SLRTask, key: jax.Array, n_samples: int = 100_000,
-                         batch_size: int = 20_000) -> tuple[MonteCarloEstimate, int]:
+def bayes_excess_reduced(
+    task: SLRTask,
+    key: jax.Array,
+    n_samples: int = 100_000,
+    batch_size: int = 20_000,
+) -> tuple[MonteCarloEstimate, int]:
     r"""The Bayes risk's excess over :math:`\varepsilon^2` by reduced sampling, and how many samples it confused.
 
     As :func:`slrlib.book.ch04_bayes.bayes_excess_risk` (same reduced draws of
@@ -471,7 +591,9 @@ def bayes_excess_reduced(task: SLRTask, key: jax.Array, n_samples: int = 100_000
     key = check_key(key)
     n_samples = _check_n_samples(n_samples)
     batch_size = min(check_positive_int(batch_size, "batch_size"), n_samples)
-    rng = np.random.default_rng(np.asarray(jax.random.key_data(key)).ravel().tolist())
+    rng = np.random.default_rng(
+        np.asarray(jax.random.key_data(key)).ravel().tolist()
+    )
     probs = np.asarray(task.pi, dtype=np.float64)
     with np.errstate(divide="ignore"):
         log_pi = np.log(probs)
@@ -488,8 +610,17 @@ def bayes_excess_reduced(task: SLRTask, key: jax.Array, n_samples: int = 100_000
 
 
 # --------------------------------------------------------------------------- trained runs
-def softmax_risk_of_runs(kappa: ArrayLike, nu: ArrayLike, theta: ArrayLike, eta: ArrayLike, rho: ArrayLike,
-                         lam: float, task: SLRTask, key: jax.Array, n_samples: int = 20_000) -> MonteCarloEstimate:
+def softmax_risk_of_runs(
+    kappa: ArrayLike,
+    nu: ArrayLike,
+    theta: ArrayLike,
+    eta: ArrayLike,
+    rho: ArrayLike,
+    lam: float,
+    task: SLRTask,
+    key: jax.Array,
+    n_samples: int = 20_000,
+) -> MonteCarloEstimate:
     r"""The risk of softmax attention (2) at each of several points given by their overlaps (e.g. the ends of runs).
 
     Run :math:`i` is evaluated by :func:`softmax_risk_from_overlaps` with the key
@@ -523,20 +654,46 @@ def softmax_risk_of_runs(kappa: ArrayLike, nu: ArrayLike, theta: ArrayLike, eta:
     """
     task = check_task(task)
     key = check_key(key)
-    ov = [np.asarray(as_float_array(x, name), dtype=np.float64)
-          for x, name in ((kappa, "kappa"), (nu, "nu"), (theta, "theta"), (eta, "eta"), (rho, "rho"))]
+    ov = [
+        np.asarray(as_float_array(x, name), dtype=np.float64)
+        for x, name in (
+            (kappa, "kappa"),
+            (nu, "nu"),
+            (theta, "theta"),
+            (eta, "eta"),
+            (rho, "rho"),
+        )
+    ]
     if ov[0].ndim != 1 or any(x.shape != ov[0].shape for x in ov):
-        raise ValueError(f"kappa, nu, theta, eta, rho must be 1-d arrays of one length, got shapes "
-                         f"{[x.shape for x in ov]}")
+        raise ValueError(
+            f"kappa, nu, theta, eta, rho must be 1-d arrays of one length, got shapes "
+            f"{[x.shape for x in ov]}"
+        )
     lam = check_real_scalar(lam, "lam", minimum=0.0)
-    ests = [softmax_risk_from_overlaps(*(float(np.clip(x[i], -1.0, 1.0)) for x in ov), lam, task,
-                                       jax.random.fold_in(key, i), n_samples) for i in range(ov[0].size)]
-    return MonteCarloEstimate(mean=np.array([float(e.mean) for e in ests]),
-                              stderr=np.array([float(e.stderr) for e in ests]), n=ests[0].n if ests else 0)
+    ests = [
+        softmax_risk_from_overlaps(
+            *(float(np.clip(x[i], -1.0, 1.0)) for x in ov),
+            lam,
+            task,
+            jax.random.fold_in(key, i),
+            n_samples,
+        )
+        for i in range(ov[0].size)
+    ]
+    return MonteCarloEstimate(
+        mean=np.array([float(e.mean) for e in ests]),
+        stderr=np.array([float(e.stderr) for e in ests]),
+        n=ests[0].n if ests else 0,
+    )
 
 
-def recovery_steps(kappa: ArrayLike, nu: ArrayLike, steps: ArrayLike, level: float = 0.9,
-                   signed: bool = True) -> np.ndarray:
+def recovery_steps(
+    kappa: ArrayLike,
+    nu: ArrayLike,
+    steps: ArrayLike,
+    level: float = 0.9,
+    signed: bool = True,
+) -> np.ndarray:
     r"""Per run, the first logged step at which the run has recovered :math:`(k^\star, v^\star)`; NaN if never.
 
     ``signed=True`` (softmax attention): :math:`\kappa > \text{level}` and :math:`\nu > \text{level}`.
@@ -568,9 +725,15 @@ def recovery_steps(kappa: ArrayLike, nu: ArrayLike, steps: ArrayLike, level: flo
     kappa = np.asarray(as_float_array(kappa, "kappa"), dtype=np.float64)
     nu = np.asarray(as_float_array(nu, "nu"), dtype=np.float64)
     steps = np.asarray(steps)
-    if kappa.ndim != 2 or nu.shape != kappa.shape or steps.shape != (kappa.shape[1],):
-        raise ValueError(f"kappa and nu must have one shape (runs, logs) and steps shape (logs,), got "
-                         f"{kappa.shape}, {nu.shape} and {steps.shape}")
+    if (
+        kappa.ndim != 2
+        or nu.shape != kappa.shape
+        or steps.shape != (kappa.shape[1],)
+    ):
+        raise ValueError(
+            f"kappa and nu must have one shape (runs, logs) and steps shape (logs,), got "
+            f"{kappa.shape}, {nu.shape} and {steps.shape}"
+        )
     level = check_real_scalar(level, "level")
     if not 0.0 < level < 1.0:
         raise ValueError(f"level must be in (0, 1), got {level!r}")
@@ -602,8 +765,14 @@ class ExcessAgainstD(NamedTuple):
     hard_oracle: np.ndarray
 
 
-def excess_against_d(ds: Sequence[int], L: int, gamma: float, key: jax.Array, n_bayes: int = 400_000,
-                     n_softmax: int = 200_000) -> ExcessAgainstD:
+def excess_against_d(
+    ds: Sequence[int],
+    L: int,
+    gamma: float,
+    key: jax.Array,
+    n_bayes: int = 400_000,
+    n_softmax: int = 200_000,
+) -> ExcessAgainstD:
     r"""The Bayes, best-softmax and hard-oracle excess risks at each :math:`d` of ``ds`` (our addition).
 
     The task at each :math:`d` is ``SLRTask(d, L, gamma=gamma)`` with :math:`\varepsilon = 0`, so risk and
@@ -637,21 +806,36 @@ def excess_against_d(ds: Sequence[int], L: int, gamma: float, key: jax.Array, n_
     key = check_key(key)
     ds = [check_positive_int(d, "ds") for d in np.atleast_1d(np.asarray(ds))]
     if not ds:
-        raise ValueError("ds must hold at least one dimension, got an empty sequence")
+        raise ValueError(
+            "ds must hold at least one dimension, got an empty sequence"
+        )
     L = check_positive_int(L, "L")
     if L < 2:
-        raise ValueError(f"L must be >= 2 (one token leaves nothing to confuse), got {L}")
+        raise ValueError(
+            f"L must be >= 2 (one token leaves nothing to confuse), got {L}"
+        )
     gamma = check_real_scalar(gamma, "gamma", minimum=0.0, strict=True)
     cols: dict[str, list] = {n: [] for n in ExcessAgainstD._fields}
     for i, d in enumerate(ds):
         task = SLRTask(d=int(d), L=L, gamma=gamma)
-        k_bayes, k_select, k_value = jax.random.split(jax.random.fold_in(key, i), 3)
+        k_bayes, k_select, k_value = jax.random.split(
+            jax.random.fold_in(key, i), 3
+        )
         est, conf = bayes_excess_reduced(task, k_bayes, n_bayes)
         lam, _ = best_softmax_lambda(task, k_select, n_samples=n_softmax)
-        soft = softmax_risk_from_overlaps(1.0, 1.0, 0.0, 0.0, 0.0, lam, task, k_value, n_softmax)
-        for name, value in (("d", d), ("bayes", est.mean), ("bayes_se", est.stderr), ("bayes_confusions", conf),
-                            ("softmax", soft.mean), ("softmax_se", soft.stderr), ("lam_softmax", lam),
-                            ("hard_oracle", hard_oracle_risk(task))):
+        soft = softmax_risk_from_overlaps(
+            1.0, 1.0, 0.0, 0.0, 0.0, lam, task, k_value, n_softmax
+        )
+        for name, value in (
+            ("d", d),
+            ("bayes", est.mean),
+            ("bayes_se", est.stderr),
+            ("bayes_confusions", conf),
+            ("softmax", soft.mean),
+            ("softmax_se", soft.stderr),
+            ("lam_softmax", lam),
+            ("hard_oracle", hard_oracle_risk(task)),
+        ):
             cols[name].append(float(value))
     return ExcessAgainstD(**{n: np.asarray(v) for n, v in cols.items()})
 
@@ -667,7 +851,9 @@ class DecayFit(NamedTuple):
     chi2: float
 
 
-def fit_decay_rate(d: ArrayLike, y: ArrayLike, stderr: ArrayLike | None = None) -> DecayFit:
+def fit_decay_rate(
+    d: ArrayLike, y: ArrayLike, stderr: ArrayLike | None = None
+) -> DecayFit:
     r"""Least-squares fit of :math:`\log y = c - r\,d` (our addition).
 
     With ``stderr`` (Monte Carlo standard errors of ``y``), a weighted fit with the delta-method
@@ -697,9 +883,13 @@ def fit_decay_rate(d: ArrayLike, y: ArrayLike, stderr: ArrayLike | None = None) 
     d = np.asarray(as_float_array(d, "d"), dtype=np.float64)
     y = np.asarray(as_float_array(y, "y"), dtype=np.float64)
     if d.ndim != 1 or y.shape != d.shape:
-        raise ValueError(f"d and y must be 1-d of one shape, got {d.shape} and {y.shape}")
+        raise ValueError(
+            f"d and y must be 1-d of one shape, got {d.shape} and {y.shape}"
+        )
     if np.unique(d).size < 3:
-        raise ValueError(f"d must hold at least 3 distinct values, got {d.tolist()}")
+        raise ValueError(
+            f"d must hold at least 3 distinct values, got {d.tolist()}"
+        )
     if not np.all(np.isfinite(y)) or not np.all(y > 0):
         raise ValueError(f"y must be positive and finite, got {y.tolist()}")
     A = np.stack([np.ones_like(d), -d], axis=1)
@@ -707,8 +897,14 @@ def fit_decay_rate(d: ArrayLike, y: ArrayLike, stderr: ArrayLike | None = None) 
         w = np.ones_like(d)
     else:
         stderr = np.asarray(as_float_array(stderr, "stderr"), dtype=np.float64)
-        if stderr.shape != d.shape or not np.all(np.isfinite(stderr)) or not np.all(stderr > 0):
-            raise ValueError(f"stderr must be positive and finite, of shape {d.shape}, got {stderr.tolist()}")
+        if (
+            stderr.shape != d.shape
+            or not np.all(np.isfinite(stderr))
+            or not np.all(stderr > 0)
+        ):
+            raise ValueError(
+                f"stderr must be positive and finite, of shape {d.shape}, got {stderr.tolist()}"
+            )
         w = y / stderr
     coef, *_ = np.linalg.lstsq(A * w[:, None], np.log(y) * w, rcond=None)
     resid = (np.log(y) - A @ coef) * w
@@ -716,7 +912,14 @@ def fit_decay_rate(d: ArrayLike, y: ArrayLike, stderr: ArrayLike | None = None) 
     cov = np.linalg.inv((A * w[:, None]).T @ (A * w[:, None]))
     if stderr is None:
         s2 = float(resid @ resid) / dof if dof > 0 else 0.0
-        return DecayFit(float(coef[1]), float(np.sqrt(s2 * cov[1, 1])), float(coef[0]), float("nan"))
+        return DecayFit(
+            float(coef[1]),
+            float(np.sqrt(s2 * cov[1, 1])),
+            float(coef[0]),
+            float("nan"),
+        )
     chi2 = float(resid @ resid) / dof if dof > 0 else float("nan")
     scale = max(1.0, chi2) if dof > 0 else 1.0
-    return DecayFit(float(coef[1]), float(np.sqrt(scale * cov[1, 1])), float(coef[0]), chi2)
+    return DecayFit(
+        float(coef[1]), float(np.sqrt(scale * cov[1, 1])), float(coef[0]), chi2
+    )

@@ -55,7 +55,12 @@ from slrlib.validation import (
 )
 from slrlib.core.gaussian import erf_prime
 from slrlib.core.risk import risk_kernel
-from slrlib.core.task import SLRTask, check_directions, check_task, sample_kernel
+from slrlib.core.task import (
+    SLRTask,
+    check_directions,
+    check_task,
+    sample_kernel,
+)
 from slrlib.training.sgd import batch_gradient, batch_loss
 from slrlib.book.ch05_linear import linear_risk_of_weights
 
@@ -94,13 +99,17 @@ def _loss_and_grads(K, V, X, y, lam, w=None):
     if w is None:
         w = jnp.full((n, R), 1.0 / n)
     Xf = X.reshape(n * L, d)
-    P = Xf @ jnp.concatenate([K, V], axis=0).T  # (nL, 2R): one pass over the tokens
+    P = (
+        Xf @ jnp.concatenate([K, V], axis=0).T
+    )  # (nL, 2R): one pass over the tokens
     S, U = P[:, :R].reshape(n, L, R), P[:, R:].reshape(n, L, R)
     E = erf(lam * S)
     r = jnp.sum(E * U, axis=1) - y[:, None]  # (n, R)
     loss = jnp.sum(w * r * r, axis=0)
     c = (2.0 * w * r)[:, None, :]
-    C = jnp.concatenate([c * lam * erf_prime(lam * S) * U, c * E], axis=-1).reshape(n * L, 2 * R)
+    C = jnp.concatenate(
+        [c * lam * erf_prime(lam * S) * U, c * E], axis=-1
+    ).reshape(n * L, 2 * R)
     G = C.T @ Xf  # (2R, d): the second pass
     return loss, G[:R], G[R:]
 
@@ -112,21 +121,30 @@ def _tangent(K, Z):
 
 
 def _project_step(K, V, gK, gV, alpha):
-    """One step of eq. (10) for rows of ``K``, ``V``: tangent projection, step, normalisation."""
+    """One step of eq. (10) for the rows of ``K``, ``V``.
+
+    Tangent projection, step, normalisation.
+    """
     gK, gV = _tangent(K, gK), _tangent(V, gV)
     K = K - alpha * gK
     V = V - alpha * gV
-    return K / jnp.linalg.norm(K, axis=-1, keepdims=True), V / jnp.linalg.norm(V, axis=-1, keepdims=True)
+    return K / jnp.linalg.norm(K, axis=-1, keepdims=True), V / jnp.linalg.norm(
+        V, axis=-1, keepdims=True
+    )
 
 
 def _check_tokens(X, y):
     X = as_float_array(X, "X")
     if jnp.ndim(X) != 3:
-        raise ValueError(f"X must have shape (n, L, d), got shape {jnp.shape(X)}")
+        raise ValueError(
+            f"X must have shape (n, L, d), got shape {jnp.shape(X)}"
+        )
     check_finite(X, "X")
     y = as_float_array(y, "y")
     if jnp.shape(y) != X.shape[:1]:
-        raise ValueError(f"y must have shape (n,) = ({X.shape[0]},), got shape {jnp.shape(y)}")
+        raise ValueError(
+            f"y must have shape (n,) = ({X.shape[0]},), got shape {jnp.shape(y)}"
+        )
     check_finite(y, "y")
     return X, y
 
@@ -134,14 +152,17 @@ def _check_tokens(X, y):
 def _check_unit(x, name, d):
     x = as_float_array(x, name)
     if jnp.shape(x) != (d,):
-        raise ValueError(f"{name} must have shape (d,) = ({d},), got shape {jnp.shape(x)}")
+        raise ValueError(
+            f"{name} must have shape (d,) = ({d},), got shape {jnp.shape(x)}"
+        )
     check_finite(x, name)
     check_unit_norm(x, name)
     return x
 
 
-def empirical_gradient(k: ArrayLike, v: ArrayLike, X: ArrayLike, y: ArrayLike,
-                       lam: float) -> tuple[jax.Array, jax.Array, jax.Array]:
+def empirical_gradient(
+    k: ArrayLike, v: ArrayLike, X: ArrayLike, y: ArrayLike, lam: float
+) -> tuple[jax.Array, jax.Array, jax.Array]:
     r"""The empirical risk and its Riemannian gradients on :math:`\mathbb S^{d-1}\times\mathbb S^{d-1}`.
 
     .. math::
@@ -216,37 +237,75 @@ def _check_erm_inputs(task, k_star, v_star, keys, k0, v0, ns):
     """Validate the arguments that :func:`erm_pgd` and :func:`erm_lbfgs` share; directions broadcast to (samples, d)."""
     d = task.d
     try:
-        is_keys = jnp.issubdtype(keys.dtype, jax.dtypes.prng_key) and jnp.ndim(keys) == 1
+        is_keys = (
+            jnp.issubdtype(keys.dtype, jax.dtypes.prng_key)
+            and jnp.ndim(keys) == 1
+        )
     except AttributeError:
         is_keys = False
     if not is_keys:
-        raise ValueError(f"keys must be a one-dimensional array of jax.random keys (jax.random.split(key, S)), "
-                         f"got {type(keys).__name__} of shape {jnp.shape(keys)}")
+        raise ValueError(
+            f"keys must be a one-dimensional array of jax.random keys (jax.random.split(key, S)), "
+            f"got {type(keys).__name__} of shape {jnp.shape(keys)}"
+        )
     S = keys.shape[0]
     k0 = task.check_parameter_vector(k0, "k0")
     v0 = task.check_parameter_vector(v0, "v0")
     for x, name in ((k0, "k0"), (v0, "v0")):
         if jnp.ndim(x) != 3 or x.shape[0] != S:
-            raise ValueError(f"{name} must have shape (samples, runs, d) = ({S}, runs, {d}), got shape {jnp.shape(x)}")
+            raise ValueError(
+                f"{name} must have shape (samples, runs, d) = ({S}, runs, {d}), got shape {jnp.shape(x)}"
+            )
     if k0.shape != v0.shape:
-        raise ValueError(f"k0 and v0 must have the same shape, got {k0.shape} and {v0.shape}")
+        raise ValueError(
+            f"k0 and v0 must have the same shape, got {k0.shape} and {v0.shape}"
+        )
     k_star, v_star = check_directions(k_star, v_star, d, batched=True)
     if k_star.ndim == 1:
-        k_star, v_star = jnp.broadcast_to(k_star, (S, d)), jnp.broadcast_to(v_star, (S, d))
+        k_star, v_star = (
+            jnp.broadcast_to(k_star, (S, d)),
+            jnp.broadcast_to(v_star, (S, d)),
+        )
     elif k_star.shape != (S, d):
-        raise ValueError(f"k_star and v_star must have shape (d,) or (samples, d) = ({S}, {d}), got {k_star.shape}")
+        raise ValueError(
+            f"k_star and v_star must have shape (d,) or (samples, d) = ({S}, {d}), got {k_star.shape}"
+        )
     try:
         ns = [check_positive_int(n, "ns entry") for n in ns]
     except TypeError:
-        raise ValueError(f"ns must be a sequence of sample sizes >= 1, got {ns!r}") from None
+        raise ValueError(
+            f"ns must be a sequence of sample sizes >= 1, got {ns!r}"
+        ) from None
     if not ns:
-        raise ValueError("ns must hold at least one sample size, got an empty sequence")
+        raise ValueError(
+            "ns must hold at least one sample size, got an empty sequence"
+        )
     return keys, k_star, v_star, k0, v0, ns
 
 
-@partial(jax.jit, static_argnames=("ns", "L", "d", "n_log", "log_every", "batch_size"))
-def _erm_kernel(keys, k_star, v_star, K0, V0, lam, alpha, gamma, eps, log_pi, *, ns, L, d, n_log, log_every,
-                batch_size):
+@partial(
+    jax.jit,
+    static_argnames=("ns", "L", "d", "n_log", "log_every", "batch_size"),
+)
+def _erm_kernel(
+    keys,
+    k_star,
+    v_star,
+    K0,
+    V0,
+    lam,
+    alpha,
+    gamma,
+    eps,
+    log_pi,
+    *,
+    ns,
+    L,
+    d,
+    n_log,
+    log_every,
+    batch_size,
+):
     m = len(ns)
     R = K0.shape[1]
 
@@ -259,11 +318,18 @@ def _erm_kernel(keys, k_star, v_star, K0, V0, lam, alpha, gamma, eps, log_pi, *,
         K, V = jnp.tile(K, (m, 1, 1)), jnp.tile(V, (m, 1, 1))  # (m, R, d)
 
         def ovl(K, V):
-            return jnp.stack([K @ ks, V @ vs, V @ ks, K @ vs, jnp.sum(K * V, axis=-1)])  # (5, m, R)
+            return jnp.stack(
+                [K @ ks, V @ vs, V @ ks, K @ vs, jnp.sum(K * V, axis=-1)]
+            )  # (5, m, R)
 
         def grads(K, V):
-            out = [_loss_and_grads(K[j], V[j], Xj, yj, lam) for j, (Xj, yj) in enumerate(data)]
-            return tuple(jnp.stack(z) for z in zip(*out))  # loss (m, R), gK, gV (m, R, d)
+            out = [
+                _loss_and_grads(K[j], V[j], Xj, yj, lam)
+                for j, (Xj, yj) in enumerate(data)
+            ]
+            return tuple(
+                jnp.stack(z) for z in zip(*out)
+            )  # loss (m, R), gK, gV (m, R, d)
 
         def chunk(carry, i):
             # log the start of the chunk (overlaps, and the train risk that the first step computes), then
@@ -279,23 +345,44 @@ def _erm_kernel(keys, k_star, v_star, K0, V0, lam, alpha, gamma, eps, log_pi, *,
                 return Kt, Vt, jnp.where(t == 0, loss, loss0)
 
             trips = jnp.where(i == n_log, 1, log_every)
-            K1, V1, loss0 = jax.lax.fori_loop(0, trips, body, (K, V, jnp.zeros(K.shape[:2], K.dtype)))
+            K1, V1, loss0 = jax.lax.fori_loop(
+                0, trips, body, (K, V, jnp.zeros(K.shape[:2], K.dtype))
+            )
             last = i == n_log
-            return (jnp.where(last, K, K1), jnp.where(last, V, V1)), (ovl(K, V), loss0)
+            return (jnp.where(last, K, K1), jnp.where(last, V, V1)), (
+                ovl(K, V),
+                loss0,
+            )
 
-        (K, V), (ovls, losses) = jax.lax.scan(chunk, (K, V), jnp.arange(n_log + 1))
+        (K, V), (ovls, losses) = jax.lax.scan(
+            chunk, (K, V), jnp.arange(n_log + 1)
+        )
         return ovls, losses, K, V  # (n_log + 1, 5, m, R), (n_log + 1, m, R)
 
-    ovls, losses, K, V = jax.lax.map(one_sample, (keys, k_star, v_star, K0, V0), batch_size=batch_size)
+    ovls, losses, K, V = jax.lax.map(
+        one_sample, (keys, k_star, v_star, K0, V0), batch_size=batch_size
+    )
     ovls = jnp.moveaxis(ovls, 1, -1)  # (S, 5, m, R, n_log + 1)
     losses = jnp.moveaxis(losses, 1, -1)  # (S, m, R, n_log + 1)
     test = risk_kernel(*(ovls[:, i] for i in range(5)), lam, d, L, gamma, eps)
     return ovls, losses, test, K, V
 
 
-def erm_pgd(task: SLRTask, k_star: ArrayLike, v_star: ArrayLike, keys: ArrayLike, k0: ArrayLike, v0: ArrayLike, *,
-            ns: Sequence[int], lam: float, alpha: float, n_steps: int, log_every: int | None = None,
-            batch_size: int | None = None) -> ERMResult:
+def erm_pgd(
+    task: SLRTask,
+    k_star: ArrayLike,
+    v_star: ArrayLike,
+    keys: ArrayLike,
+    k0: ArrayLike,
+    v0: ArrayLike,
+    *,
+    ns: Sequence[int],
+    lam: float,
+    alpha: float,
+    n_steps: int,
+    log_every: int | None = None,
+    batch_size: int | None = None,
+) -> ERMResult:
     r"""Full-batch PGD (Definition 1, eq. 10) on the empirical risk of erf attention (3), many samples, sizes and runs at once.
 
     For every sample :math:`s` a sample :math:`(\mathbb X_i, Y_i)_{i\le n_{\max}}` is drawn from ``keys[s]``
@@ -354,30 +441,69 @@ def erm_pgd(task: SLRTask, k_star: ArrayLike, v_star: ArrayLike, keys: ArrayLike
     """
     task = check_task(task)
     d = task.d
-    keys, k_star, v_star, k0, v0, ns = _check_erm_inputs(task, k_star, v_star, keys, k0, v0, ns)
+    keys, k_star, v_star, k0, v0, ns = _check_erm_inputs(
+        task, k_star, v_star, keys, k0, v0, ns
+    )
     lam = check_real_scalar(lam, "lam", minimum=0.0, strict=True)
     alpha = check_real_scalar(alpha, "alpha", minimum=0.0, strict=True)
     n_steps = check_positive_int(n_steps, "n_steps")
-    log_every = n_steps if log_every is None else check_positive_int(log_every, "log_every")
+    log_every = (
+        n_steps
+        if log_every is None
+        else check_positive_int(log_every, "log_every")
+    )
     if n_steps % log_every:
-        raise ValueError(f"log_every must divide n_steps = {n_steps}, got log_every = {log_every}")
+        raise ValueError(
+            f"log_every must divide n_steps = {n_steps}, got log_every = {log_every}"
+        )
     if batch_size is not None:
         batch_size = check_positive_int(batch_size, "batch_size")
     n_log = n_steps // log_every
     ovls, losses, test, K, V = _erm_kernel(
-        keys, k_star, v_star, k0, v0, lam, alpha, task.gamma, task.eps,
-        jnp.log(task.pi), ns=tuple(ns), L=task.L, d=d, n_log=n_log, log_every=log_every, batch_size=batch_size,
+        keys,
+        k_star,
+        v_star,
+        k0,
+        v0,
+        lam,
+        alpha,
+        task.gamma,
+        task.eps,
+        jnp.log(task.pi),
+        ns=tuple(ns),
+        L=task.L,
+        d=d,
+        n_log=n_log,
+        log_every=log_every,
+        batch_size=batch_size,
     )
     ovls = np.asarray(ovls)
     test = np.asarray(test)
     if not np.all(np.isfinite(test)):
-        raise FloatingPointError("ERM by PGD produced non-finite values: is alpha too large?")
-    return ERMResult(np.arange(0, n_steps + 1, log_every), np.asarray(ns), *(ovls[:, i] for i in range(5)),
-                     np.asarray(losses), test, np.asarray(K), np.asarray(V))
+        raise FloatingPointError(
+            "ERM by PGD produced non-finite values: is alpha too large?"
+        )
+    return ERMResult(
+        np.arange(0, n_steps + 1, log_every),
+        np.asarray(ns),
+        *(ovls[:, i] for i in range(5)),
+        np.asarray(losses),
+        test,
+        np.asarray(K),
+        np.asarray(V),
+    )
 
 
-def erm_pgd_reference(k0: ArrayLike, v0: ArrayLike, X: ArrayLike, y: ArrayLike, *, lam: float, alpha: float,
-                      n_steps: int) -> tuple[np.ndarray, np.ndarray]:
+def erm_pgd_reference(
+    k0: ArrayLike,
+    v0: ArrayLike,
+    X: ArrayLike,
+    y: ArrayLike,
+    *,
+    lam: float,
+    alpha: float,
+    n_steps: int,
+) -> tuple[np.ndarray, np.ndarray]:
     r"""One run of full-batch PGD on a given sample, written literally (the reference of :func:`erm_pgd`).
 
     A Python loop of ``n_steps`` steps of (10); the Euclidean gradient is ``jax.grad`` of the batch loss
@@ -426,6 +552,7 @@ def erm_pgd_reference(k0: ArrayLike, v0: ArrayLike, X: ArrayLike, y: ArrayLike, 
 #: The fixed reduction of the gradient norm at which :func:`erm_lbfgs` records each run's cost in evaluations.
 GRAD_REDUCTION = 1e-3
 
+
 class LBFGSResult(NamedTuple):
     r"""Final iterates of :func:`erm_lbfgs`: ``ns`` the sample sizes; the overlaps ``kappa, nu, theta, eta, rho``,
     the empirical risk ``train_risk``, the exact ``test_risk`` (Theorem 1), the norm of the Riemannian gradient
@@ -450,8 +577,22 @@ class LBFGSResult(NamedTuple):
     v: np.ndarray
 
 
-def _lbfgs_run(k, v, X, y, w, lam, alpha0, *, n_iter, memory, max_step=0.1, gtol=1e-10, max_halvings=20,
-               reduction=GRAD_REDUCTION):
+def _lbfgs_run(
+    k,
+    v,
+    X,
+    y,
+    w,
+    lam,
+    alpha0,
+    *,
+    n_iter,
+    memory,
+    max_step=0.1,
+    gtol=1e-10,
+    max_halvings=20,
+    reduction=GRAD_REDUCTION,
+):
     r"""One run of Riemannian L-BFGS on :math:`\mathbb S^{d-1}\times\mathbb S^{d-1}` (no validation).
 
     The risk is :math:`\sum_i w_i r_i^2` (``w`` (n,): the weights of the sequences). The point is
@@ -467,15 +608,23 @@ def _lbfgs_run(k, v, X, y, w, lam, alpha0, *, n_iter, memory, max_step=0.1, gtol
 
     def value_grad(x):
         kk, vv = x[:d], x[d:]
-        loss, gk, gv = _loss_and_grads(kk[None], vv[None], X, y, lam, w[:, None])
-        return loss[0], jnp.concatenate([_tangent(kk, gk[0]), _tangent(vv, gv[0])])
+        loss, gk, gv = _loss_and_grads(
+            kk[None], vv[None], X, y, lam, w[:, None]
+        )
+        return loss[0], jnp.concatenate(
+            [_tangent(kk, gk[0]), _tangent(vv, gv[0])]
+        )
 
     def tangent(x, z):
-        return jnp.concatenate([_tangent(x[:d], z[:d]), _tangent(x[d:], z[d:])])
+        return jnp.concatenate(
+            [_tangent(x[:d], z[:d]), _tangent(x[d:], z[d:])]
+        )
 
     def retract(x, z):
         a, b = x[:d] + z[:d], x[d:] + z[d:]
-        return jnp.concatenate([a / jnp.linalg.norm(a), b / jnp.linalg.norm(b)])
+        return jnp.concatenate(
+            [a / jnp.linalg.norm(a), b / jnp.linalg.norm(b)]
+        )
 
     x = jnp.concatenate([k, v])
     f, g = value_grad(x)
@@ -486,6 +635,7 @@ def _lbfgs_run(k, v, X, y, w, lam, alpha0, *, n_iter, memory, max_step=0.1, gtol
 
     def iteration(_, state):
         x, f, g, S, Yg, inv_sy, scale, count, evals, stalled, reached = state
+
         # two-loop recursion; slot (count - 1 - j) % memory is the j-th newest pair, empty slots have inv_sy = 0
         def newest_first(j, c):
             q, a = c
@@ -493,7 +643,9 @@ def _lbfgs_run(k, v, X, y, w, lam, alpha0, *, n_iter, memory, max_step=0.1, gtol
             ai = inv_sy[i] * jnp.dot(S[i], q)
             return q - ai * Yg[i], a.at[i].set(ai)
 
-        q, a = jax.lax.fori_loop(0, memory, newest_first, (g, jnp.zeros(memory, x.dtype)))
+        q, a = jax.lax.fori_loop(
+            0, memory, newest_first, (g, jnp.zeros(memory, x.dtype))
+        )
 
         def oldest_first(j, r):
             i = (count - memory + j) % memory
@@ -501,8 +653,12 @@ def _lbfgs_run(k, v, X, y, w, lam, alpha0, *, n_iter, memory, max_step=0.1, gtol
 
         p = -tangent(x, jax.lax.fori_loop(0, memory, oldest_first, scale * q))
         slope = jnp.dot(p, g)
-        p = jnp.where(slope < 0, p, -scale * g)  # not a descent direction: fall back on the scaled gradient
-        p = p * jnp.minimum(1.0, max_step / jnp.linalg.norm(p))  # a trust radius: the path stays near the flow
+        p = jnp.where(
+            slope < 0, p, -scale * g
+        )  # not a descent direction: fall back on the scaled gradient
+        p = p * jnp.minimum(
+            1.0, max_step / jnp.linalg.norm(p)
+        )  # a trust radius: the path stays near the flow
         slope = jnp.dot(p, g)
 
         def too_long(c):
@@ -518,7 +674,9 @@ def _lbfgs_run(k, v, X, y, w, lam, alpha0, *, n_iter, memory, max_step=0.1, gtol
 
         xn = retract(x, p)
         fn, gn = value_grad(xn)
-        t, fn, xn, gn, h = jax.lax.while_loop(too_long, halve, (1.0, fn, xn, gn, 0))
+        t, fn, xn, gn, h = jax.lax.while_loop(
+            too_long, halve, (1.0, fn, xn, gn, 0)
+        )
         ok = (fn <= f + 1e-4 * t * slope) & ~stalled & (slope < 0)
         s = tangent(xn, xn - x)
         yv = gn - tangent(xn, g)
@@ -527,43 +685,127 @@ def _lbfgs_run(k, v, X, y, w, lam, alpha0, *, n_iter, memory, max_step=0.1, gtol
         slot = count % memory
         S = jnp.where(keep, S.at[slot].set(s), S)
         Yg = jnp.where(keep, Yg.at[slot].set(yv), Yg)
-        inv_sy = jnp.where(keep, inv_sy.at[slot].set(1.0 / jnp.where(keep, sy, 1.0)), inv_sy)
+        inv_sy = jnp.where(
+            keep, inv_sy.at[slot].set(1.0 / jnp.where(keep, sy, 1.0)), inv_sy
+        )
         scale = jnp.where(keep, sy / jnp.dot(yv, yv), scale)
         count = count + keep.astype(count.dtype)
-        x, f, g = jnp.where(ok, xn, x), jnp.where(ok, fn, f), jnp.where(ok, gn, g)
-        S = jax.vmap(lambda z: tangent(x, z))(S)  # carry the pairs to the tangent space at x
+        x, f, g = (
+            jnp.where(ok, xn, x),
+            jnp.where(ok, fn, f),
+            jnp.where(ok, gn, g),
+        )
+        S = jax.vmap(lambda z: tangent(x, z))(
+            S
+        )  # carry the pairs to the tangent space at x
         Yg = jax.vmap(lambda z: tangent(x, z))(Yg)
         evals = evals + jnp.where(stalled, 0, h + 1)
-        reached = jnp.where((reached < 0) & (jnp.linalg.norm(g) <= reduction * g0), evals, reached)
-        return x, f, g, S, Yg, inv_sy, scale, count, evals, stalled | ~ok | (jnp.linalg.norm(g) <= gtol), reached
+        reached = jnp.where(
+            (reached < 0) & (jnp.linalg.norm(g) <= reduction * g0),
+            evals,
+            reached,
+        )
+        return (
+            x,
+            f,
+            g,
+            S,
+            Yg,
+            inv_sy,
+            scale,
+            count,
+            evals,
+            stalled | ~ok | (jnp.linalg.norm(g) <= gtol),
+            reached,
+        )
 
-    state = (x, f, g, S, Yg, inv_sy, jnp.asarray(alpha0, x.dtype), jnp.asarray(0), jnp.asarray(1), jnp.asarray(False),
-             jnp.asarray(-1))
-    x, f, g, *_, evals, _, reached = jax.lax.fori_loop(0, n_iter, iteration, state)
+    state = (
+        x,
+        f,
+        g,
+        S,
+        Yg,
+        inv_sy,
+        jnp.asarray(alpha0, x.dtype),
+        jnp.asarray(0),
+        jnp.asarray(1),
+        jnp.asarray(False),
+        jnp.asarray(-1),
+    )
+    x, f, g, *_, evals, _, reached = jax.lax.fori_loop(
+        0, n_iter, iteration, state
+    )
     return x[:d], x[d:], f, jnp.linalg.norm(g), g0, evals, reached
 
 
 @partial(jax.jit, static_argnames=("ns", "L", "d", "n_iter", "memory"))
-def _lbfgs_kernel(keys, k_star, v_star, K0, V0, lam, alpha0, gamma, eps, log_pi, *, ns, L, d, n_iter, memory):
+def _lbfgs_kernel(
+    keys,
+    k_star,
+    v_star,
+    K0,
+    V0,
+    lam,
+    alpha0,
+    gamma,
+    eps,
+    log_pi,
+    *,
+    ns,
+    L,
+    d,
+    n_iter,
+    memory,
+):
     def one_sample(args):
         key, ks, vs, K, V = args
         X, y, _ = sample_kernel(key, max(ns), L, d, ks, vs, gamma, eps, log_pi)
         # nested samples: size n gives weight 1/n to the first n sequences. All sizes and runs share the sample,
         # so each pass over the tokens is one matrix product with a column per size and run.
-        W = jnp.stack([jnp.where(jnp.arange(max(ns)) < n, 1.0 / n, 0.0) for n in ns])  # (m, n_max)
-        run = partial(_lbfgs_run, X=X, y=y, lam=lam, alpha0=alpha0, n_iter=n_iter, memory=memory)
-        runs = jax.vmap(lambda k, v, w: run(k, v, w=w), in_axes=(0, 0, None))  # over runs
-        k, v, f, gnorm, g0, evals, reached = jax.vmap(runs, in_axes=(None, None, 0))(K, V, W)  # over sizes: (m, R)
-        ovl = jnp.stack([k @ ks, v @ vs, v @ ks, k @ vs, jnp.sum(k * v, axis=-1)])  # (5, m, R)
+        W = jnp.stack(
+            [jnp.where(jnp.arange(max(ns)) < n, 1.0 / n, 0.0) for n in ns]
+        )  # (m, n_max)
+        run = partial(
+            _lbfgs_run,
+            X=X,
+            y=y,
+            lam=lam,
+            alpha0=alpha0,
+            n_iter=n_iter,
+            memory=memory,
+        )
+        runs = jax.vmap(
+            lambda k, v, w: run(k, v, w=w), in_axes=(0, 0, None)
+        )  # over runs
+        k, v, f, gnorm, g0, evals, reached = jax.vmap(
+            runs, in_axes=(None, None, 0)
+        )(K, V, W)  # over sizes: (m, R)
+        ovl = jnp.stack(
+            [k @ ks, v @ vs, v @ ks, k @ vs, jnp.sum(k * v, axis=-1)]
+        )  # (5, m, R)
         return ovl, f, gnorm, g0, evals, reached, k, v
 
-    ovl, f, gnorm, g0, evals, reached, K, V = jax.lax.map(one_sample, (keys, k_star, v_star, K0, V0))
+    ovl, f, gnorm, g0, evals, reached, K, V = jax.lax.map(
+        one_sample, (keys, k_star, v_star, K0, V0)
+    )
     test = risk_kernel(*(ovl[:, i] for i in range(5)), lam, d, L, gamma, eps)
     return ovl, f, test, gnorm, g0, evals, reached, K, V
 
 
-def erm_lbfgs(task: SLRTask, k_star: ArrayLike, v_star: ArrayLike, keys: ArrayLike, k0: ArrayLike, v0: ArrayLike, *,
-              ns: Sequence[int], lam: float, alpha0: float, n_iter: int = 100, memory: int = 10) -> LBFGSResult:
+def erm_lbfgs(
+    task: SLRTask,
+    k_star: ArrayLike,
+    v_star: ArrayLike,
+    keys: ArrayLike,
+    k0: ArrayLike,
+    v0: ArrayLike,
+    *,
+    ns: Sequence[int],
+    lam: float,
+    alpha0: float,
+    n_iter: int = 100,
+    memory: int = 10,
+) -> LBFGSResult:
     r"""Riemannian L-BFGS on the empirical risk of erf attention (3), many samples, sizes and runs at once.
 
     The same problem as :func:`erm_pgd` — minimise :math:`\widehat{\mathcal R}_n(k, v)` over
@@ -625,22 +867,46 @@ def erm_lbfgs(task: SLRTask, k_star: ArrayLike, v_star: ArrayLike, keys: ArrayLi
     """
     task = check_task(task)
     d = task.d
-    keys, k_star, v_star, k0, v0, ns = _check_erm_inputs(task, k_star, v_star, keys, k0, v0, ns)
+    keys, k_star, v_star, k0, v0, ns = _check_erm_inputs(
+        task, k_star, v_star, keys, k0, v0, ns
+    )
     lam = check_real_scalar(lam, "lam", minimum=0.0, strict=True)
     alpha0 = check_real_scalar(alpha0, "alpha0", minimum=0.0, strict=True)
     n_iter = check_positive_int(n_iter, "n_iter")
     memory = check_positive_int(memory, "memory")
     ovl, f, test, gnorm, g0, evals, reached, K, V = _lbfgs_kernel(
-        keys, k_star, v_star, k0, v0, lam, alpha0, task.gamma, task.eps, jnp.log(task.pi),
-        ns=tuple(ns), L=task.L, d=d, n_iter=n_iter, memory=memory,
+        keys,
+        k_star,
+        v_star,
+        k0,
+        v0,
+        lam,
+        alpha0,
+        task.gamma,
+        task.eps,
+        jnp.log(task.pi),
+        ns=tuple(ns),
+        L=task.L,
+        d=d,
+        n_iter=n_iter,
+        memory=memory,
     )
     ovl, test = np.asarray(ovl), np.asarray(test)
     if not np.all(np.isfinite(test)):
         raise FloatingPointError("ERM by L-BFGS produced non-finite values")
     reached = np.asarray(reached, dtype=np.float64)
-    return LBFGSResult(np.asarray(ns), *(ovl[:, i] for i in range(5)), np.asarray(f), test, np.asarray(gnorm),
-                       np.asarray(g0), np.asarray(evals), np.where(reached < 0, np.nan, reached), np.asarray(K),
-                       np.asarray(V))
+    return LBFGSResult(
+        np.asarray(ns),
+        *(ovl[:, i] for i in range(5)),
+        np.asarray(f),
+        test,
+        np.asarray(gnorm),
+        np.asarray(g0),
+        np.asarray(evals),
+        np.where(reached < 0, np.nan, reached),
+        np.asarray(K),
+        np.asarray(V),
+    )
 
 
 @jax.jit
@@ -650,13 +916,17 @@ def _scale_invariant_hessian(x, X, y, lam):
 
     def f(z):
         k, v = z[:d] / jnp.linalg.norm(z[:d]), z[d:] / jnp.linalg.norm(z[d:])
-        r = jnp.sum(erf(lam * (X @ k)) * (X @ v), axis=1) - y  # residuals of erf attention (3)
+        r = (
+            jnp.sum(erf(lam * (X @ k)) * (X @ v), axis=1) - y
+        )  # residuals of erf attention (3)
         return jnp.mean(r * r)
 
     return jax.hessian(f)(x)
 
 
-def tangent_hessian(k: ArrayLike, v: ArrayLike, X: ArrayLike, y: ArrayLike, lam: float) -> tuple[np.ndarray, np.ndarray]:
+def tangent_hessian(
+    k: ArrayLike, v: ArrayLike, X: ArrayLike, y: ArrayLike, lam: float
+) -> tuple[np.ndarray, np.ndarray]:
     r"""The Hessian of the empirical risk on the tangent space of :math:`\mathbb S^{d-1}\times\mathbb S^{d-1}` at a stationary point.
 
     :math:`f(a, b) = \widehat{\mathcal R}_n(a/\|a\|, b/\|b\|)` is invariant under scaling, so at a stationary point
@@ -694,16 +964,20 @@ def tangent_hessian(k: ArrayLike, v: ArrayLike, X: ArrayLike, y: ArrayLike, lam:
     k = _check_unit(k, "k", d)
     v = _check_unit(v, "v", d)
     lam = check_real_scalar(lam, "lam", minimum=0.0)
-    hess = np.asarray(_scale_invariant_hessian(jnp.concatenate([k, v]), X, y, lam))
+    hess = np.asarray(
+        _scale_invariant_hessian(jnp.concatenate([k, v]), X, y, lam)
+    )
     basis_k = np.linalg.qr(np.c_[np.asarray(k), np.eye(d)])[0][:, 1:d]
     basis_v = np.linalg.qr(np.c_[np.asarray(v), np.eye(d)])[0][:, 1:d]
     B = np.zeros((2 * d, 2 * d - 2))
-    B[:d, : d - 1], B[d:, d - 1:] = basis_k, basis_v
+    B[:d, : d - 1], B[d:, d - 1 :] = basis_k, basis_v
     H = B.T @ hess @ B
     return 0.5 * (H + H.T), B
 
 
-def sign_fixed_overlaps(kappa: ArrayLike, nu: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+def sign_fixed_overlaps(
+    kappa: ArrayLike, nu: ArrayLike
+) -> tuple[np.ndarray, np.ndarray]:
     r"""The overlaps of the representative with :math:`\kappa \ge 0` of :math:`\{(k, v), (-k, -v)\}`.
 
     erf is odd, so :math:`T^{(-k,-v)}_\lambda = T^{(k,v)}_\lambda`: the two pairs are the same predictor, and
@@ -740,7 +1014,9 @@ def _ridge(X, y, mu):
     return w.reshape(L, d), jnp.mean(jnp.square(Z @ w - y))
 
 
-def ridge_fit(X: ArrayLike, y: ArrayLike, mu: float = 0.0) -> tuple[jax.Array, jax.Array]:
+def ridge_fit(
+    X: ArrayLike, y: ArrayLike, mu: float = 0.0
+) -> tuple[jax.Array, jax.Array]:
     r"""Ridge regression of ``y`` on the flattened tokens: :math:`\min_W \frac1n\sum_i (f_W(\mathbb X_i) - Y_i)^2 + \mu\|W\|_F^2`.
 
     .. math::
@@ -777,7 +1053,9 @@ def ridge_fit(X: ArrayLike, y: ArrayLike, mu: float = 0.0) -> tuple[jax.Array, j
     return _ridge(X, y, mu)
 
 
-def ridge_population_weights(task: SLRTask, v_star: ArrayLike, mu: float) -> np.ndarray:
+def ridge_population_weights(
+    task: SLRTask, v_star: ArrayLike, mu: float
+) -> np.ndarray:
     r"""The limit of ridge as :math:`n \to \infty`: :math:`\mathrm{vec}(W) = (\Sigma + \mu I)^{-1}b`.
 
     With the block-diagonal second moments of the task (:func:`slrlib.book.ch05_linear.linear_moments`),
@@ -828,8 +1106,15 @@ class LinearCurve(NamedTuple):
     train_risk: np.ndarray
 
 
-def linear_learning_curve(task: SLRTask, k_star: ArrayLike, v_star: ArrayLike, key: jax.Array, ns: Sequence[int],
-                          n_samples: int, mu: float = 0.0) -> LinearCurve:
+def linear_learning_curve(
+    task: SLRTask,
+    k_star: ArrayLike,
+    v_star: ArrayLike,
+    key: jax.Array,
+    ns: Sequence[int],
+    n_samples: int,
+    mu: float = 0.0,
+) -> LinearCurve:
     r"""Exact test risk of least squares (``mu = 0``) or ridge fitted on ``n_samples`` samples of each size in ``ns``.
 
     Sample :math:`s` holds :math:`\max(ns)` sequences drawn from ``fold_in(key, s)``
@@ -872,17 +1157,30 @@ def linear_learning_curve(task: SLRTask, k_star: ArrayLike, v_star: ArrayLike, k
     try:
         ns = [check_positive_int(n, "ns entry") for n in ns]
     except TypeError:
-        raise ValueError(f"ns must be a sequence of sample sizes >= 2, got {ns!r}") from None
+        raise ValueError(
+            f"ns must be a sequence of sample sizes >= 2, got {ns!r}"
+        ) from None
     if not ns or min(ns) < 2:
-        raise ValueError(f"ns must be a non-empty sequence of sample sizes >= 2, got {ns!r}")
+        raise ValueError(
+            f"ns must be a non-empty sequence of sample sizes >= 2, got {ns!r}"
+        )
     order = np.argsort(ns)
     log_pi = jnp.log(task.pi)
     test = np.zeros((len(ns), n_samples))
     train = np.zeros((len(ns), n_samples))
     p = task.L * task.d
     for s in range(n_samples):
-        X, y, _ = sample_kernel(jax.random.fold_in(key, s), max(ns), task.L, task.d, k_star, v_star, task.gamma,
-                                task.eps, log_pi)
+        X, y, _ = sample_kernel(
+            jax.random.fold_in(key, s),
+            max(ns),
+            task.L,
+            task.d,
+            k_star,
+            v_star,
+            task.gamma,
+            task.eps,
+            log_pi,
+        )
         Z, y = np.asarray(X).reshape(-1, p), np.asarray(y)
         # nested samples: the Gram matrix and Z^T y of the first n sequences are updated block by block
         G, b, done = np.zeros((p, p)), np.zeros(p), 0
@@ -897,12 +1195,18 @@ def linear_learning_curve(task: SLRTask, k_star: ArrayLike, v_star: ArrayLike, k
             else:  # dual form (the minimum-norm interpolator at mu = 0)
                 w = Zn.T @ np.linalg.solve(Zn @ Zn.T + n * mu * np.eye(n), yn)
             train[i, s] = np.mean((Zn @ w - yn) ** 2)
-            test[i, s] = float(linear_risk_of_weights(w.reshape(task.L, task.d), task, k_star, v_star))
+            test[i, s] = float(
+                linear_risk_of_weights(
+                    w.reshape(task.L, task.d), task, k_star, v_star
+                )
+            )
     return LinearCurve(np.asarray(ns), float(mu), test, train)
 
 
 # ------------------------------------------------------------------------------ samples needed
-def samples_needed(ratios: ArrayLike, kappa: ArrayLike, nu: ArrayLike, level: float = 0.9) -> float:
+def samples_needed(
+    ratios: ArrayLike, kappa: ArrayLike, nu: ArrayLike, level: float = 0.9
+) -> float:
     r"""The smallest :math:`n/d` at which the median overlaps :math:`\kappa` and :math:`\nu` both reach ``level``.
 
     ``kappa``, ``nu`` have shape (len(ratios), samples) (sign-fixed, :func:`sign_fixed_overlaps`); the median
@@ -932,11 +1236,24 @@ def samples_needed(ratios: ArrayLike, kappa: ArrayLike, nu: ArrayLike, level: fl
     ratios = np.asarray(ratios, dtype=float)
     kappa = np.asarray(kappa, dtype=float)
     nu = np.asarray(nu, dtype=float)
-    if ratios.ndim != 1 or ratios.size < 1 or np.any(ratios <= 0) or np.any(np.diff(ratios) <= 0):
-        raise ValueError(f"ratios must be a positive increasing 1-d grid, got {ratios}")
-    if kappa.shape != nu.shape or kappa.ndim != 2 or kappa.shape[0] != ratios.size:
-        raise ValueError(f"kappa and nu must have shape (len(ratios), samples) = ({ratios.size}, samples), "
-                         f"got {kappa.shape} and {nu.shape}")
+    if (
+        ratios.ndim != 1
+        or ratios.size < 1
+        or np.any(ratios <= 0)
+        or np.any(np.diff(ratios) <= 0)
+    ):
+        raise ValueError(
+            f"ratios must be a positive increasing 1-d grid, got {ratios}"
+        )
+    if (
+        kappa.shape != nu.shape
+        or kappa.ndim != 2
+        or kappa.shape[0] != ratios.size
+    ):
+        raise ValueError(
+            f"kappa and nu must have shape (len(ratios), samples) = ({ratios.size}, samples), "
+            f"got {kappa.shape} and {nu.shape}"
+        )
     level = check_real_scalar(level, "level", minimum=0.0, strict=True)
     if level > 1.0:
         raise ValueError(f"level must lie in (0, 1], got {level}")

@@ -37,8 +37,14 @@ from jax.typing import ArrayLike
 from slrlib.book.ch08_beyond import oracle_plane_hessian
 from slrlib.core.gaussian import erf_prime, zeta
 from slrlib.core.task import SLRTask, check_task
-from slrlib.training.pgd import (manifold_hessian, pgd, pgd_dense, reduced_map_kernel, reduced_pgd,
-                                 riemannian_hessian)
+from slrlib.training.pgd import (
+    manifold_hessian,
+    pgd,
+    pgd_dense,
+    reduced_map_kernel,
+    reduced_pgd,
+    riemannian_hessian,
+)
 from slrlib.validation import check_key, check_positive_int, check_real_scalar
 
 __all__ = [
@@ -83,9 +89,13 @@ def _check_direction(direction) -> np.ndarray:
     try:
         u = np.asarray(direction, dtype=float)
     except (TypeError, ValueError) as err:
-        raise ValueError(f"direction must be a real vector of shape (2,), got {direction!r}") from err
+        raise ValueError(
+            f"direction must be a real vector of shape (2,), got {direction!r}"
+        ) from err
     if u.shape != (2,):
-        raise ValueError(f"direction must have shape (2,), got shape {u.shape}")
+        raise ValueError(
+            f"direction must have shape (2,), got shape {u.shape}"
+        )
     if not np.all(np.isfinite(u)):
         raise ValueError(f"direction must be finite, got {u.tolist()}")
     norm = float(np.hypot(*u))
@@ -155,11 +165,15 @@ def saddle_rates(lam: float, alpha: float, task: SLRTask) -> SaddleRates:
     H = manifold_hessian(0.0, 0.0, lam, task)
     h, b = float(H[0, 0]), float(0.5 * (H[0, 1] + H[1, 0]))
     if b == 0.0:
-        raise ValueError(f"the Hessian at (0, 0) has no off-diagonal entry (lam={lam!r}): not a saddle")
+        raise ValueError(
+            f"the Hessian at (0, 0) has no off-diagonal entry (lam={lam!r}): not a saddle"
+        )
     root = math.sqrt(h * h + 4.0 * b * b)
     if h >= 0.0:
         mu_plus = 0.5 * (h + root)
-        mu_minus = -2.0 * b * b / (h + root)  # = (h - root)/2 without cancellation
+        mu_minus = (
+            -2.0 * b * b / (h + root)
+        )  # = (h - root)/2 without cancellation
     else:
         mu_minus = 0.5 * (h - root)
         mu_plus = 2.0 * b * b / (root - h)
@@ -169,8 +183,16 @@ def saddle_rates(lam: float, alpha: float, task: SLRTask) -> SaddleRates:
     unstable = unstable if unstable[1] > 0 else -unstable
     stable = stable if stable[0] > 0 else -stable
     jacobian = np.eye(2) - alpha * H
-    return SaddleRates(mu_minus, mu_plus, 1.0 - alpha * mu_minus, 1.0 - alpha * mu_plus,
-                       unstable, stable, H, jacobian)
+    return SaddleRates(
+        mu_minus,
+        mu_plus,
+        1.0 - alpha * mu_minus,
+        1.0 - alpha * mu_plus,
+        unstable,
+        stable,
+        H,
+        jacobian,
+    )
 
 
 class LinearEscape(NamedTuple):
@@ -194,20 +216,34 @@ class LinearEscape(NamedTuple):
 def _check_r0_radius(r0, radius, *, max_radius=None):
     radius = check_real_scalar(radius, "radius", minimum=0.0, strict=True)
     if max_radius is not None and radius > max_radius:
-        raise ValueError(f"radius must lie in (0, {max_radius}], got {radius!r}")
+        raise ValueError(
+            f"radius must lie in (0, {max_radius}], got {radius!r}"
+        )
     try:
         r = np.atleast_1d(np.asarray(r0, dtype=float))
     except (TypeError, ValueError) as err:
-        raise ValueError(f"r0 must be real numbers in (0, radius={radius}), got {r0!r}") from err
+        raise ValueError(
+            f"r0 must be real numbers in (0, radius={radius}), got {r0!r}"
+        ) from err
     if r.ndim != 1 or r.size == 0:
-        raise ValueError(f"r0 must be a scalar or a non-empty 1-d array, got shape {r.shape}")
+        raise ValueError(
+            f"r0 must be a scalar or a non-empty 1-d array, got shape {r.shape}"
+        )
     if not np.all(np.isfinite(r)) or not np.all((r > 0.0) & (r < radius)):
-        raise ValueError(f"r0 must lie in (0, radius={radius}), got {r.tolist()}")
+        raise ValueError(
+            f"r0 must lie in (0, radius={radius}), got {r.tolist()}"
+        )
     return r, radius
 
 
-def escape_time_linear(r0: ArrayLike, lam: float, alpha: float, task: SLRTask, radius: float,
-                       direction: ArrayLike = DEFAULT_DIRECTION) -> LinearEscape:
+def escape_time_linear(
+    r0: ArrayLike,
+    lam: float,
+    alpha: float,
+    task: SLRTask,
+    radius: float,
+    direction: ArrayLike = DEFAULT_DIRECTION,
+) -> LinearEscape:
     r"""Exact escape time of the *linearised* map :math:`x_{t+1} = DF(0, 0)\,x_t` from :math:`x_0 = r_0 u`.
 
     Write :math:`x_0 = c_u e_u + c_s e_s` on the orthonormal eigenvectors of :func:`saddle_rates`,
@@ -259,22 +295,32 @@ def escape_time_linear(r0: ArrayLike, lam: float, alpha: float, task: SLRTask, r
     r, radius = _check_r0_radius(r0, radius)
     u = _check_direction(direction)
     if not abs(rates.contracting) < 1.0:
-        raise ValueError(f"alpha must be < 2/mu_+ = {2.0 / rates.mu_plus:.6g} for a contracting stable "
-                         f"direction, got {alpha!r}")
+        raise ValueError(
+            f"alpha must be < 2/mu_+ = {2.0 / rates.mu_plus:.6g} for a contracting stable "
+            f"direction, got {alpha!r}"
+        )
     cu, cs = float(u @ rates.unstable), float(u @ rates.stable)
     if abs(cu) < 1e-12:
-        raise ValueError(f"direction must have a component along the unstable eigenvector "
-                         f"{rates.unstable.tolist()}, got {u.tolist()} (component {cu:.3g})")
+        raise ValueError(
+            f"direction must have a component along the unstable eigenvector "
+            f"{rates.unstable.tolist()}, got {u.tolist()} (component {cu:.3g})"
+        )
     c_u, c_s = r * cu, r * cs
     log_u = math.log(rates.expanding)
     log_ratio = np.log(radius / np.abs(c_u)) / log_u
     upper = np.ceil(log_ratio).astype(np.int64)
-    lower = np.ceil(np.log(np.sqrt(radius**2 - c_s**2) / np.abs(c_u)) / log_u).astype(np.int64)
+    lower = np.ceil(
+        np.log(np.sqrt(radius**2 - c_s**2) / np.abs(c_u)) / log_u
+    ).astype(np.int64)
     lower = np.maximum(lower, 0)
     steps = upper.copy()
     for i in range(r.size):
         for t in range(int(lower[i]), int(upper[i]) + 1):
-            if c_u[i]**2 * rates.expanding**(2 * t) + c_s[i]**2 * rates.contracting**(2 * t) >= radius**2:
+            if (
+                c_u[i] ** 2 * rates.expanding ** (2 * t)
+                + c_s[i] ** 2 * rates.contracting ** (2 * t)
+                >= radius**2
+            ):
                 steps[i] = t
                 break
     continuous = np.log(radius / r) / (alpha * abs(rates.mu_minus))
@@ -305,16 +351,38 @@ def _escape_run(k0, n0, lam, alpha, d, gamma, radius2, max_steps):
         k, n = reduced_map_kernel(k, n, lam, alpha, d, gamma)
         t = t + 1
         new = (hit < 0) & (k * k + n * n >= radius2)
-        return k, n, t, jnp.where(new, t, hit), jnp.where(new, k, kh), jnp.where(new, n, nh)
+        return (
+            k,
+            n,
+            t,
+            jnp.where(new, t, hit),
+            jnp.where(new, k, kh),
+            jnp.where(new, n, nh),
+        )
 
     hit0 = jnp.full(k0.shape, -1, dtype=jnp.int64)
-    state = (k0, n0, jnp.asarray(0, dtype=jnp.int64), hit0, jnp.zeros_like(k0), jnp.zeros_like(n0))
+    state = (
+        k0,
+        n0,
+        jnp.asarray(0, dtype=jnp.int64),
+        hit0,
+        jnp.zeros_like(k0),
+        jnp.zeros_like(n0),
+    )
     _, _, _, hit, kh, nh = jax.lax.while_loop(cond, body, state)
     return hit, kh, nh
 
 
-def escape_time_pgd(r0_values: ArrayLike, lam: float, alpha: float, task: SLRTask, radius: float,
-                    direction: ArrayLike = DEFAULT_DIRECTION, *, max_steps: int = 1_000_000) -> PGDEscape:
+def escape_time_pgd(
+    r0_values: ArrayLike,
+    lam: float,
+    alpha: float,
+    task: SLRTask,
+    radius: float,
+    direction: ArrayLike = DEFAULT_DIRECTION,
+    *,
+    max_steps: int = 1_000_000,
+) -> PGDEscape:
     r"""First step at which the *nonlinear* reduced map :math:`F` (Lemma 7), started at
     :math:`(\kappa_0, \nu_0) = r_0 u`, reaches distance :math:`\sqrt{\kappa_t^2 + \nu_t^2} \ge R` from the saddle.
 
@@ -357,7 +425,9 @@ def escape_time_pgd(r0_values: ArrayLike, lam: float, alpha: float, task: SLRTas
     u = _check_direction(direction)
     max_steps = check_positive_int(max_steps, "max_steps")
     k0, n0 = jnp.asarray(r * u[0]), jnp.asarray(r * u[1])
-    hit, kh, nh = _escape_run(k0, n0, lam, alpha, float(task.d), task.gamma, radius**2, max_steps)
+    hit, kh, nh = _escape_run(
+        k0, n0, lam, alpha, float(task.d), task.gamma, radius**2, max_steps
+    )
     return PGDEscape(r, np.asarray(hit), np.asarray(kh), np.asarray(nh))
 
 
@@ -383,7 +453,9 @@ def _time(m: float) -> float:
     return -1.0 / math.log(m) if 0.0 < m < 1.0 else float("nan")
 
 
-def timescales_at_oracle(lam: float, alpha: float, task: SLRTask) -> OracleTimescales:
+def timescales_at_oracle(
+    lam: float, alpha: float, task: SLRTask
+) -> OracleTimescales:
     r"""Contraction multipliers and characteristic times of :math:`F` at the oracle :math:`(1, 1)`.
 
     In angles :math:`\kappa = \cos\varphi`, :math:`\nu = \cos\psi` the map is exactly
@@ -460,7 +532,14 @@ def saddle_transverse_hessian(lam: float, task: SLRTask) -> np.ndarray:
     task = check_task(task)
     lam = check_real_scalar(lam, "lam", minimum=0.0, strict=True)
     c2 = 1.0 + 2.0 * (lam * task.gamma) ** 2
-    b = -2.0 * lam * task.gamma**2 * task.q * float(erf_prime(0.0)) / math.sqrt(c2)
+    b = (
+        -2.0
+        * lam
+        * task.gamma**2
+        * task.q
+        * float(erf_prime(0.0))
+        / math.sqrt(c2)
+    )
     d = 2.0 * task.q**2 * float(zeta(0.0, lam * task.gamma))
     return np.array([[0.0, b], [b, d]])
 
@@ -477,8 +556,9 @@ class MeasuredMultiplier(NamedTuple):
     angle: float
 
 
-def measured_oracle_multiplier(which: str, lam: float, alpha: float, task: SLRTask,
-                               angle: float = 1e-3) -> MeasuredMultiplier:
+def measured_oracle_multiplier(
+    which: str, lam: float, alpha: float, task: SLRTask, angle: float = 1e-3
+) -> MeasuredMultiplier:
     r"""The multiplier of :math:`F` at the oracle, measured by one step of PGD in :math:`\mathbb R^d`.
 
     Start at the oracle with the key (``which="key"``) or the value (``"value"``) turned by a
@@ -519,7 +599,9 @@ def measured_oracle_multiplier(which: str, lam: float, alpha: float, task: SLRTa
     if angle > 0.1:
         raise ValueError(f"angle must lie in (0, 0.1], got {angle}")
     if task.d < 4:
-        raise ValueError(f"task.d must be >= 4 to turn a vector off the plane of k*, v*, got {task.d}")
+        raise ValueError(
+            f"task.d must be >= 4 to turn a vector off the plane of k*, v*, got {task.d}"
+        )
     eye = np.eye(task.d)
     k_star, v_star, away = eye[0], eye[1], eye[2]
     star = k_star if which == "key" else v_star
@@ -527,7 +609,9 @@ def measured_oracle_multiplier(which: str, lam: float, alpha: float, task: SLRTa
     def ratio(phi: float) -> float:
         turned = math.cos(phi) * star + math.sin(phi) * away
         k0, v0 = (turned, v_star) if which == "key" else (k_star, turned)
-        run = pgd_dense(k0, v0, k_star, v_star, task, lam=lam, alpha=alpha, n_steps=1)
+        run = pgd_dense(
+            k0, v0, k_star, v_star, task, lam=lam, alpha=alpha, n_steps=1
+        )
         x = np.asarray(run.k if which == "key" else run.v).reshape(-1)
         along = float(x @ star)
         return math.atan2(float(np.linalg.norm(x - along * star)), along) / phi
@@ -556,8 +640,15 @@ def _angle(c):
     return 2.0 * np.arcsin(np.sqrt(np.clip((1.0 - c) / 2.0, 0.0, 1.0)))
 
 
-def fit_decay_rates(phi0: float, psi0: float, lam: float, alpha: float, task: SLRTask, *,
-                    n_steps: int = 1000) -> DecayFit:
+def fit_decay_rates(
+    phi0: float,
+    psi0: float,
+    lam: float,
+    alpha: float,
+    task: SLRTask,
+    *,
+    n_steps: int = 1000,
+) -> DecayFit:
     r"""Run :func:`~slrlib.training.pgd.reduced_pgd` from :math:`(\cos\varphi_0, \cos\psi_0)` near the
     oracle and fit the empirical per-step multipliers of the angles :math:`\varphi_t`, :math:`\psi_t`
     (least-squares slope of :math:`\log\varphi_t` on :math:`t = 0, \dots, n`), to compare with
@@ -590,14 +681,25 @@ def fit_decay_rates(phi0: float, psi0: float, lam: float, alpha: float, task: SL
         if not 0.0 < x < math.pi / 2:
             raise ValueError(f"{name} must lie in (0, pi/2), got {x!r}")
     n_steps = check_positive_int(n_steps, "n_steps")
-    res = reduced_pgd(math.cos(phi0), math.cos(psi0), task, lam=lam, alpha=alpha, n_steps=n_steps)
+    res = reduced_pgd(
+        math.cos(phi0),
+        math.cos(psi0),
+        task,
+        lam=lam,
+        alpha=alpha,
+        n_steps=n_steps,
+    )
     phi, psi = _angle(np.asarray(res.kappa)), _angle(np.asarray(res.nu))
     if not (np.all(phi > 0.0) and np.all(psi > 0.0)):
-        raise ValueError(f"an angle reached 0 within n_steps={n_steps}; use fewer steps")
+        raise ValueError(
+            f"an angle reached 0 within n_steps={n_steps}; use fewer steps"
+        )
     t = res.steps.astype(float)
     slope_k = np.polyfit(t, np.log(phi), 1)[0]
     slope_n = np.polyfit(t, np.log(psi), 1)[0]
-    return DecayFit(float(np.exp(slope_k)), float(np.exp(slope_n)), res.steps, phi, psi)
+    return DecayFit(
+        float(np.exp(slope_k)), float(np.exp(slope_n)), res.steps, phi, psi
+    )
 
 
 # --------------------------------------------------------------------------- off the manifold, at the oracle
@@ -620,7 +722,9 @@ class OracleTransverse(NamedTuple):
     stable: bool
 
 
-def oracle_transverse(lam: float, alpha: float, task: SLRTask) -> OracleTransverse:
+def oracle_transverse(
+    lam: float, alpha: float, task: SLRTask
+) -> OracleTransverse:
     r"""The Jacobian of one PGD step (Definition 1, eq. (10)) at the oracle :math:`(k^\star, v^\star)`, across
     :math:`\mathcal M`.
 
@@ -665,10 +769,14 @@ def oracle_transverse(lam: float, alpha: float, task: SLRTask) -> OracleTransver
     curv, vecs = np.linalg.eigh(H)
     J = np.eye(2) - alpha * H
     mult = 1.0 - alpha * curv
-    return OracleTransverse(H, curv, J, mult, vecs, bool(np.all(np.abs(mult) < 1.0)))
+    return OracleTransverse(
+        H, curv, J, mult, vecs, bool(np.all(np.abs(mult) < 1.0))
+    )
 
 
-def plane_pair(a: ArrayLike, b: ArrayLike, k_star: ArrayLike, v_star: ArrayLike) -> tuple[jax.Array, jax.Array]:
+def plane_pair(
+    a: ArrayLike, b: ArrayLike, k_star: ArrayLike, v_star: ArrayLike
+) -> tuple[jax.Array, jax.Array]:
     r"""Unit vectors :math:`k = \cos a\,k^\star + \sin a\,v^\star`, :math:`v = \sin b\,k^\star + \cos b\,v^\star`.
 
     Their overlaps are :math:`\kappa = \cos a`, :math:`\eta = \sin a`, :math:`\theta = \sin b`,
@@ -694,11 +802,17 @@ def plane_pair(a: ArrayLike, b: ArrayLike, k_star: ArrayLike, v_star: ArrayLike)
     """
     ks, vs = np.asarray(k_star, dtype=float), np.asarray(v_star, dtype=float)
     if ks.ndim != 1 or ks.shape != vs.shape or ks.size < 2:
-        raise ValueError(f"k_star and v_star must be vectors of one length d >= 2, got shapes {ks.shape}, {vs.shape}")
+        raise ValueError(
+            f"k_star and v_star must be vectors of one length d >= 2, got shapes {ks.shape}, {vs.shape}"
+        )
     gram = np.array([[ks @ ks, ks @ vs], [vs @ ks, vs @ vs]])
     if not np.allclose(gram, np.eye(2), atol=1e-12):
-        raise ValueError(f"k_star and v_star must be orthonormal, got Gram matrix {gram.tolist()}")
-    a, b = np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
+        raise ValueError(
+            f"k_star and v_star must be orthonormal, got Gram matrix {gram.tolist()}"
+        )
+    a, b = np.broadcast_arrays(
+        np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    )
     if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
         raise ValueError("a and b must be finite")
     k = np.cos(a)[..., None] * ks + np.sin(a)[..., None] * vs
@@ -724,8 +838,16 @@ class OffManifoldBasin(NamedTuple):
     radius: float
 
 
-def off_manifold_basin(deltas: ArrayLike, lam: float, alpha: float, task: SLRTask, *, n_directions: int = 8,
-                       n_steps: int = 20_000, tol: float = 1e-6) -> OffManifoldBasin:
+def off_manifold_basin(
+    deltas: ArrayLike,
+    lam: float,
+    alpha: float,
+    task: SLRTask,
+    *,
+    n_directions: int = 8,
+    n_steps: int = 20_000,
+    tol: float = 1e-6,
+) -> OffManifoldBasin:
     r"""Run PGD (:func:`slrlib.training.pgd.pgd`, exact gradients, dimension ``task.d``) from
     :func:`plane_pair` at :math:`(a, b) = \delta(\cos\omega, \sin\omega)` for every :math:`\delta` of
     ``deltas`` and :math:`\omega = 2\pi j/m + \pi/m`, :math:`j < m` (directions off the axes), at constant
@@ -764,16 +886,38 @@ def off_manifold_basin(deltas: ArrayLike, lam: float, alpha: float, task: SLRTas
     try:
         dl = np.atleast_1d(np.asarray(deltas, dtype=float))
     except (TypeError, ValueError) as err:
-        raise ValueError(f"deltas must be real numbers in (0, pi), got {deltas!r}") from err
-    if dl.ndim != 1 or dl.size == 0 or not np.all(np.isfinite(dl)) or not np.all((dl > 0) & (dl < math.pi)) \
-            or np.any(np.diff(dl) <= 0):
-        raise ValueError(f"deltas must be an increasing 1-d array in (0, pi), got {np.asarray(deltas).tolist()}")
-    om = 2 * math.pi * np.arange(n_directions) / n_directions + math.pi / n_directions
+        raise ValueError(
+            f"deltas must be real numbers in (0, pi), got {deltas!r}"
+        ) from err
+    if (
+        dl.ndim != 1
+        or dl.size == 0
+        or not np.all(np.isfinite(dl))
+        or not np.all((dl > 0) & (dl < math.pi))
+        or np.any(np.diff(dl) <= 0)
+    ):
+        raise ValueError(
+            f"deltas must be an increasing 1-d array in (0, pi), got {np.asarray(deltas).tolist()}"
+        )
+    om = (
+        2 * math.pi * np.arange(n_directions) / n_directions
+        + math.pi / n_directions
+    )
     eye = np.eye(task.d)
     a = dl[:, None] * np.cos(om)[None, :]
     b = dl[:, None] * np.sin(om)[None, :]
     k0, v0 = plane_pair(a, b, eye[0], eye[1])
-    res = pgd(k0, v0, eye[0], eye[1], task, lam=lam, alpha=alpha, n_steps=n_steps, log_every=n_steps)
+    res = pgd(
+        k0,
+        v0,
+        eye[0],
+        eye[1],
+        task,
+        lam=lam,
+        alpha=alpha,
+        n_steps=n_steps,
+        log_every=n_steps,
+    )
     kappa, nu = np.asarray(res.kappa)[..., -1], np.asarray(res.nu)[..., -1]
     dist = np.asarray(res.distance)[..., -1]
     ok = (1.0 - kappa < tol) & (1.0 - nu < tol) & (dist < tol)
@@ -800,7 +944,9 @@ class SwapRace(NamedTuple):
     radius: float
 
 
-def uniform_start_overlaps(rng: np.random.Generator, n: int, d: int) -> tuple[np.ndarray, ...]:
+def uniform_start_overlaps(
+    rng: np.random.Generator, n: int, d: int
+) -> tuple[np.ndarray, ...]:
     r"""The overlaps :math:`(\kappa, \nu, \theta, \eta)` of ``n`` independent uniform starts on
     :math:`\mathbb S^{d-1}\times\mathbb S^{d-1}`, drawn exactly.
 
@@ -812,18 +958,29 @@ def uniform_start_overlaps(rng: np.random.Generator, n: int, d: int) -> tuple[np
     n = check_positive_int(n, "n")
     d = check_positive_int(d, "d")
     if d < 3:
-        raise ValueError(f"d must be >= 3 for two coordinates and a remainder, got {d}")
+        raise ValueError(
+            f"d must be >= 3 for two coordinates and a remainder, got {d}"
+        )
 
     def two():
         g = rng.standard_normal((n, 2))
-        return g / np.sqrt(np.sum(g**2, axis=1) + rng.chisquare(d - 2, n))[:, None]
+        return (
+            g
+            / np.sqrt(np.sum(g**2, axis=1) + rng.chisquare(d - 2, n))[:, None]
+        )
 
     k, v = two(), two()
     return k[:, 0], v[:, 0], v[:, 1], k[:, 1]
 
 
-def swap_race(lam: float, alpha: float, task: SLRTask, key: jax.Array, radius: float = 1.0,
-              n: int = 400_000) -> SwapRace:
+def swap_race(
+    lam: float,
+    alpha: float,
+    task: SLRTask,
+    key: jax.Array,
+    radius: float = 1.0,
+    n: int = 400_000,
+) -> SwapRace:
     r"""Predicted fraction of uniform starts that end swapped: the race of the two unstable directions at the
     saddle (our derivation).
 
@@ -875,12 +1032,20 @@ def swap_race(lam: float, alpha: float, task: SLRTask, key: jax.Array, radius: f
     key = check_key(key)
     inside = saddle_rates(lam, alpha, task)
     w, vecs = np.linalg.eigh(saddle_transverse_hessian(lam, task))
-    across = vecs[:, 0]  # (eta, theta) components of the expanding direction across M
+    across = vecs[
+        :, 0
+    ]  # (eta, theta) components of the expanding direction across M
     g_in, g_across = math.log(inside.expanding), math.log(1.0 - alpha * w[0])
-    rng = np.random.default_rng(np.asarray(jax.random.key_data(key)).ravel().tolist())
+    rng = np.random.default_rng(
+        np.asarray(jax.random.key_data(key)).ravel().tolist()
+    )
     kappa, nu, theta, eta = uniform_start_overlaps(rng, n, task.d)
     c_in = np.abs(inside.unstable[0] * kappa + inside.unstable[1] * nu)
     c_across = np.abs(across[0] * eta + across[1] * theta)
-    swapped = np.log(radius / c_across) / g_across < np.log(radius / c_in) / g_in
+    swapped = (
+        np.log(radius / c_across) / g_across < np.log(radius / c_in) / g_in
+    )
     p = float(np.mean(swapped))
-    return SwapRace(p, math.sqrt(p * (1.0 - p) / n), g_in, g_across, float(radius))
+    return SwapRace(
+        p, math.sqrt(p * (1.0 - p) / n), g_in, g_across, float(radius)
+    )

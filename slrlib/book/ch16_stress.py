@@ -113,7 +113,9 @@ def check_overlap_c(c: object) -> float:
     """
     c = check_real_scalar(c, "c")
     if not -1.0 < c < 1.0:
-        raise ValueError(f"c must lie in (-1, 1) (|c| = 1 makes v* = ±k*), got {c!r}")
+        raise ValueError(
+            f"c must lie in (-1, 1) (|c| = 1 makes v* = ±k*), got {c!r}"
+        )
     return c
 
 
@@ -137,7 +139,9 @@ def check_correlation(r: object) -> float:
     """
     r = check_real_scalar(r, "r")
     if not 0.0 <= r < 1.0:
-        raise ValueError(f"r must lie in [0, 1) (noise tokens X = sqrt(1-r) Z + sqrt(r) W), got {r!r}")
+        raise ValueError(
+            f"r must lie in [0, 1) (noise tokens X = sqrt(1-r) Z + sqrt(r) W), got {r!r}"
+        )
     return r
 
 
@@ -148,22 +152,30 @@ def _check_stars(k_star, v_star, d, *, batched=False):
         ok = x.shape == (d,) or (batched and x.ndim == 2 and x.shape[-1] == d)
         if not ok:
             allowed = f"({d},) or (runs, {d})" if batched else f"({d},)"
-            raise ValueError(f"{name} must have shape {allowed}, got shape {x.shape}")
+            raise ValueError(
+                f"{name} must have shape {allowed}, got shape {x.shape}"
+            )
         check_finite(x, name)
         check_unit_norm(x, name)
     c = np.asarray(jnp.sum(k_star * v_star, axis=-1))
     if not np.all(np.abs(c) < 1.0 - 1e-9):
-        raise ValueError(f"k_star and v_star must not be parallel (|<k*, v*>| < 1), got <k*, v*> = {c.tolist()!r}")
+        raise ValueError(
+            f"k_star and v_star must not be parallel (|<k*, v*>| < 1), got <k*, v*> = {c.tolist()!r}"
+        )
     return k_star, v_star, (float(c) if c.ndim == 0 else c)
 
 
 def _check_lam_alpha(lam, alpha):
-    return (check_real_scalar(lam, "lam", minimum=0.0, strict=True),
-            check_real_scalar(alpha, "alpha", minimum=0.0, strict=True))
+    return (
+        check_real_scalar(lam, "lam", minimum=0.0, strict=True),
+        check_real_scalar(alpha, "alpha", minimum=0.0, strict=True),
+    )
 
 
 # --------------------------------------------------------------------------- directions
-def correlated_directions(key: jax.Array, d: int, c: float) -> tuple[jax.Array, jax.Array]:
+def correlated_directions(
+    key: jax.Array, d: int, c: float
+) -> tuple[jax.Array, jax.Array]:
     r"""Task directions with :math:`\langle k^\star, v^\star\rangle = c`.
 
     :math:`(k^\star, w)` are drawn as :meth:`SLRTask.oracle_directions` draws :math:`(k^\star, v^\star)`
@@ -190,11 +202,15 @@ def correlated_directions(key: jax.Array, d: int, c: float) -> tuple[jax.Array, 
         When ``key``, ``d`` or ``c`` is invalid.
     """
     c = check_overlap_c(c)
-    k_star, w = SLRTask(d=check_positive_int(d, "d"), L=1).oracle_directions(check_key(key))
+    k_star, w = SLRTask(d=check_positive_int(d, "d"), L=1).oracle_directions(
+        check_key(key)
+    )
     return k_star, c * k_star + math.sqrt(1.0 - c * c) * w
 
 
-def start_on_manifold(key: jax.Array, k_star: ArrayLike, v_star: ArrayLike, n_runs: int) -> tuple[jax.Array, jax.Array]:
+def start_on_manifold(
+    key: jax.Array, k_star: ArrayLike, v_star: ArrayLike, n_runs: int
+) -> tuple[jax.Array, jax.Array]:
     r"""Initial pairs with :math:`\theta = \eta = \rho = 0`, for any :math:`\langle k^\star, v^\star\rangle`.
 
     The construction of :func:`slrlib.core.geometry.manifold_directions` (the paper's code), which does not
@@ -246,7 +262,9 @@ def _start_pairs(key, k_star, v_star, n):
 
 
 # --------------------------------------------------------------------------- the closed form
-def noise_pair_moment(rho: ArrayLike, r: ArrayLike, lam: ArrayLike) -> jax.Array:
+def noise_pair_moment(
+    rho: ArrayLike, r: ArrayLike, lam: ArrayLike
+) -> jax.Array:
     r"""The moment :math:`S_r(\rho) = \mathbb E[\operatorname{erf}(\lambda U_1)V_1\operatorname{erf}(\lambda U_2)V_2]`
     of two correlated noise tokens (our derivation).
 
@@ -282,9 +300,20 @@ def noise_pair_moment(rho: ArrayLike, r: ArrayLike, lam: ArrayLike) -> jax.Array
 
 
 @jax.jit
-def stress_risk_kernel(kappa: ArrayLike, nu: ArrayLike, theta: ArrayLike, eta: ArrayLike, rho: ArrayLike,
-                       c: ArrayLike, r: ArrayLike, lam: ArrayLike, d: ArrayLike, L: ArrayLike, gamma: ArrayLike,
-                       eps: ArrayLike) -> jax.Array:
+def stress_risk_kernel(
+    kappa: ArrayLike,
+    nu: ArrayLike,
+    theta: ArrayLike,
+    eta: ArrayLike,
+    rho: ArrayLike,
+    c: ArrayLike,
+    r: ArrayLike,
+    lam: ArrayLike,
+    d: ArrayLike,
+    L: ArrayLike,
+    gamma: ArrayLike,
+    eps: ArrayLike,
+) -> jax.Array:
     r"""The extended closed form :math:`\mathcal R^{c, r}_\lambda` (module docstring) as a compiled, traced kernel.
 
     The formula of :func:`stress_risk_from_overlaps` without validation: every argument may be traced, so
@@ -311,13 +340,32 @@ def stress_risk_kernel(kappa: ArrayLike, nu: ArrayLike, theta: ArrayLike, eta: A
     a = lam * q * kappa / jnp.sqrt(c2)
     C = 2.0 * lam / jnp.sqrt(math.pi * (1.0 + 2.0 * lam**2))
     mean_terms = q**2 * c**2 - 2.0 * q * c * (
-        q * theta * erf(a) + lam * g2 * rho / jnp.sqrt(c2) * erf_prime(a) + (L - 1) * C * rho)
-    pair_terms = (L - 1) * (L - 2) * (noise_pair_moment(rho, r, lam) - C**2 * rho**2)
-    return risk_kernel(kappa, nu, theta, eta, rho, lam, d, L, gamma, eps) + mean_terms + pair_terms
+        q * theta * erf(a)
+        + lam * g2 * rho / jnp.sqrt(c2) * erf_prime(a)
+        + (L - 1) * C * rho
+    )
+    pair_terms = (
+        (L - 1) * (L - 2) * (noise_pair_moment(rho, r, lam) - C**2 * rho**2)
+    )
+    return (
+        risk_kernel(kappa, nu, theta, eta, rho, lam, d, L, gamma, eps)
+        + mean_terms
+        + pair_terms
+    )
 
 
-def stress_risk_from_overlaps(kappa: ArrayLike, nu: ArrayLike, theta: ArrayLike, eta: ArrayLike, rho: ArrayLike,
-                              lam: ArrayLike, task: SLRTask, *, c: float = 0.0, r: float = 0.0) -> jax.Array:
+def stress_risk_from_overlaps(
+    kappa: ArrayLike,
+    nu: ArrayLike,
+    theta: ArrayLike,
+    eta: ArrayLike,
+    rho: ArrayLike,
+    lam: ArrayLike,
+    task: SLRTask,
+    *,
+    c: float = 0.0,
+    r: float = 0.0,
+) -> jax.Array:
     r"""Risk of erf attention (3) when :math:`\langle k^\star, v^\star\rangle = c` and the noise tokens have
     pairwise correlation :math:`r` (our extension of Theorem 1; formula in the module docstring).
 
@@ -361,7 +409,20 @@ def stress_risk_from_overlaps(kappa: ArrayLike, nu: ArrayLike, theta: ArrayLike,
     check_finite(lam, "lam")
     if not bool(jnp.all(lam >= 0)):
         raise ValueError(f"lam must be >= 0, got {np.asarray(lam)}")
-    return stress_risk_kernel(kappa, nu, theta, eta, rho, c, r, lam, task.d, task.L, task.gamma, task.eps)
+    return stress_risk_kernel(
+        kappa,
+        nu,
+        theta,
+        eta,
+        rho,
+        c,
+        r,
+        lam,
+        task.d,
+        task.L,
+        task.gamma,
+        task.eps,
+    )
 
 
 # --------------------------------------------------------------------------- PGD
@@ -399,17 +460,57 @@ def _stress_overlap_grad(kappa, nu, theta, eta, rho, t, params):
 
 
 @partial(jax.jit, static_argnames=("buf",))
-def _stress_pgd_run(k0, v0, k_star, v_star, c, r, lam, alpha, d, L, gamma, eps, log_every, n_log, *, buf):
+def _stress_pgd_run(
+    k0,
+    v0,
+    k_star,
+    v_star,
+    c,
+    r,
+    lam,
+    alpha,
+    d,
+    L,
+    gamma,
+    eps,
+    log_every,
+    n_log,
+    *,
+    buf,
+):
     # The loop of slrlib.training.pgd.pgd, in the orthonormal basis of span{k*, v*, k0, v0}, with the
     # extended closed form's overlap gradient.
-    logs, k_end, v_end = pgd_in_span(_stress_overlap_grad, (c, r, lam, d, L, gamma, eps), k0, v0, k_star, v_star,
-                                     alpha, log_every, n_log, buf=buf)
-    risk = stress_risk_kernel(*jnp.moveaxis(logs, 1, 0), c, r, lam, d, L, gamma, eps)
+    logs, k_end, v_end = pgd_in_span(
+        _stress_overlap_grad,
+        (c, r, lam, d, L, gamma, eps),
+        k0,
+        v0,
+        k_star,
+        v_star,
+        alpha,
+        log_every,
+        n_log,
+        buf=buf,
+    )
+    risk = stress_risk_kernel(
+        *jnp.moveaxis(logs, 1, 0), c, r, lam, d, L, gamma, eps
+    )
     return logs, risk, k_end, v_end
 
 
-def stress_pgd(k0: ArrayLike, v0: ArrayLike, k_star: ArrayLike, v_star: ArrayLike, task: SLRTask, *, lam: float,
-               alpha: float, n_steps: int, log_every: int = 1, r: float = 0.0) -> StressPGD:
+def stress_pgd(
+    k0: ArrayLike,
+    v0: ArrayLike,
+    k_star: ArrayLike,
+    v_star: ArrayLike,
+    task: SLRTask,
+    *,
+    lam: float,
+    alpha: float,
+    n_steps: int,
+    log_every: int = 1,
+    r: float = 0.0,
+) -> StressPGD:
     r"""PGD (Definition 1, eq. 10, constant :math:`\lambda`) on the extended closed form :math:`\mathcal R^{c, r}_\lambda`.
 
     :math:`c = \langle k^\star, v^\star\rangle` is read from the directions, which need not be orthogonal; each run
@@ -453,26 +554,62 @@ def stress_pgd(k0: ArrayLike, v0: ArrayLike, k_star: ArrayLike, v_star: ArrayLik
     k0 = task.check_parameter_vector(k0, "k0")
     v0 = task.check_parameter_vector(v0, "v0")
     if k0.ndim != 2 or k0.shape != v0.shape:
-        raise ValueError(f"k0 and v0 must both have shape (runs, {task.d}), got {k0.shape} and {v0.shape}")
-    if k_star.ndim == 2 and (k_star.shape != k0.shape or v_star.shape != k0.shape):
-        raise ValueError(f"per-run k_star, v_star must have the shape of k0 {k0.shape}, got {k_star.shape} and "
-                         f"{v_star.shape}")
+        raise ValueError(
+            f"k0 and v0 must both have shape (runs, {task.d}), got {k0.shape} and {v0.shape}"
+        )
+    if k_star.ndim == 2 and (
+        k_star.shape != k0.shape or v_star.shape != k0.shape
+    ):
+        raise ValueError(
+            f"per-run k_star, v_star must have the shape of k0 {k0.shape}, got {k_star.shape} and "
+            f"{v_star.shape}"
+        )
     c = np.broadcast_to(np.asarray(c, dtype=float), k0.shape[:1]).copy()
     n_steps = check_positive_int(n_steps, "n_steps")
     log_every = check_positive_int(log_every, "log_every")
     if n_steps % log_every:
-        raise ValueError(f"log_every must divide n_steps = {n_steps}, got {log_every}")
+        raise ValueError(
+            f"log_every must divide n_steps = {n_steps}, got {log_every}"
+        )
     n_log = n_steps // log_every
-    logs, risk, k_end, v_end = _stress_pgd_run(k0, v0, k_star, v_star, jnp.asarray(c), r, lam, alpha, float(task.d),
-                                               float(task.L), task.gamma, task.eps, log_every, n_log,
-                                               buf=n_log + 1)
+    logs, risk, k_end, v_end = _stress_pgd_run(
+        k0,
+        v0,
+        k_star,
+        v_star,
+        jnp.asarray(c),
+        r,
+        lam,
+        alpha,
+        float(task.d),
+        float(task.L),
+        task.gamma,
+        task.eps,
+        log_every,
+        n_log,
+        buf=n_log + 1,
+    )
     logs = np.moveaxis(np.asarray(logs), 0, -1)  # (5, runs, n_log + 1)
     kappa, nu, theta, eta, rho = logs
     risk = np.moveaxis(np.asarray(risk), 0, -1)
     if not np.all(np.isfinite(risk)):
-        raise FloatingPointError("PGD produced non-finite values: is alpha too large?")
-    return StressPGD(np.arange(0, n_steps + 1, log_every), kappa, nu, theta, eta, rho, risk,
-                     np.sqrt(theta**2 + eta**2 + rho**2), c, r, np.asarray(k_end), np.asarray(v_end))
+        raise FloatingPointError(
+            "PGD produced non-finite values: is alpha too large?"
+        )
+    return StressPGD(
+        np.arange(0, n_steps + 1, log_every),
+        kappa,
+        nu,
+        theta,
+        eta,
+        rho,
+        risk,
+        np.sqrt(theta**2 + eta**2 + rho**2),
+        c,
+        r,
+        np.asarray(k_end),
+        np.asarray(v_end),
+    )
 
 
 # --------------------------------------------------------------------------- the minimiser in the plane
@@ -496,21 +633,40 @@ class PlaneMinimiser(NamedTuple):
 def _plane_overlaps(angles, c):
     a, b = angles[..., 0], angles[..., 1]
     s = jnp.sqrt(1.0 - c * c)
-    return (jnp.cos(a), c * jnp.cos(b) + s * jnp.sin(b), jnp.cos(b), c * jnp.cos(a) + s * jnp.sin(a), jnp.cos(a - b))
+    return (
+        jnp.cos(a),
+        c * jnp.cos(b) + s * jnp.sin(b),
+        jnp.cos(b),
+        c * jnp.cos(a) + s * jnp.sin(a),
+        jnp.cos(a - b),
+    )
 
 
 @jax.jit
 def _plane_value_and_grad(x, c, r, lam, d, L, gamma, eps):
-    return jax.value_and_grad(lambda y: stress_risk_kernel(*_plane_overlaps(y, c), c, r, lam, d, L, gamma, eps))(x)
+    return jax.value_and_grad(
+        lambda y: stress_risk_kernel(
+            *_plane_overlaps(y, c), c, r, lam, d, L, gamma, eps
+        )
+    )(x)
 
 
 @jax.jit
 def _plane_grid(x, c, r, lam, d, L, gamma, eps):
-    return stress_risk_kernel(*_plane_overlaps(x, c), c, r, lam, d, L, gamma, eps)
+    return stress_risk_kernel(
+        *_plane_overlaps(x, c), c, r, lam, d, L, gamma, eps
+    )
 
 
-def plane_minima(c: float, lam: float, task: SLRTask, *, r: float = 0.0, grid: int = 72,
-                 starts: int | None = None) -> list[PlaneMinimiser]:
+def plane_minima(
+    c: float,
+    lam: float,
+    task: SLRTask,
+    *,
+    r: float = 0.0,
+    grid: int = 72,
+    starts: int | None = None,
+) -> list[PlaneMinimiser]:
     r"""The local minimisers of :math:`\mathcal R^{c, r}_\lambda` over :math:`k, v` in the plane of :math:`k^\star, v^\star`,
     best first.
 
@@ -573,19 +729,33 @@ def plane_minima(c: float, lam: float, task: SLRTask, *, r: float = 0.0, grid: i
     wrap = lambda x: float((x + math.pi) % (2 * math.pi) - math.pi)  # noqa: E731
     cells = sorted(zip(*np.nonzero(lower)), key=lambda ij: Rg[ij])
     for i, j in cells[:starts]:
-        res = optimize.minimize(fun, np.array([A[i, j], B[i, j]]), jac=True, method="BFGS", options={"gtol": 1e-11})
+        res = optimize.minimize(
+            fun,
+            np.array([A[i, j], B[i, j]]),
+            jac=True,
+            method="BFGS",
+            options={"gtol": 1e-11},
+        )
         x = np.asarray(res.x)
         if float(np.cos(x[0])) < 0:  # (k, v) -> (-k, -v): same predictor
             x = x + math.pi
         x = np.array([wrap(x[0]), wrap(x[1])])
         o = [float(u) for u in _plane_overlaps(jnp.asarray(x), c)]
-        if any(abs(wrap(x[0] - m.angle_k)) < 1e-5 and abs(wrap(x[1] - m.angle_v)) < 1e-5 for m in found):
+        if any(
+            abs(wrap(x[0] - m.angle_k)) < 1e-5
+            and abs(wrap(x[1] - m.angle_v)) < 1e-5
+            for m in found
+        ):
             continue
-        found.append(PlaneMinimiser(*o, float(res.fun), float(x[0]), float(x[1])))
+        found.append(
+            PlaneMinimiser(*o, float(res.fun), float(x[0]), float(x[1]))
+        )
     return sorted(found, key=lambda m: m.risk)
 
 
-def plane_minimiser(c: float, lam: float, task: SLRTask, *, r: float = 0.0) -> PlaneMinimiser:
+def plane_minimiser(
+    c: float, lam: float, task: SLRTask, *, r: float = 0.0
+) -> PlaneMinimiser:
     r"""The global minimiser of :math:`\mathcal R^{c, r}_\lambda` over the plane of :math:`k^\star, v^\star`:
     The best of :func:`plane_minima` on a 36 × 36 lattice with BFGS started from its three lowest local minima, and
     of BFGS started from the oracle :math:`(a, b) = (0, \arccos c)` (the global basin can be narrower than the
@@ -613,13 +783,27 @@ def plane_minimiser(c: float, lam: float, task: SLRTask, *, r: float = 0.0) -> P
     """
     found = plane_minima(c, lam, task, r=r, grid=36, starts=3)
     c = check_overlap_c(c)
-    args = (c, check_correlation(r), float(lam), float(task.d), float(task.L), task.gamma, task.eps)
+    args = (
+        c,
+        check_correlation(r),
+        float(lam),
+        float(task.d),
+        float(task.L),
+        task.gamma,
+        task.eps,
+    )
 
     def fun(x):
         val, g = _plane_value_and_grad(jnp.asarray(x), *args)
         return float(val), np.asarray(g)
 
-    res = optimize.minimize(fun, np.array([0.0, math.acos(c)]), jac=True, method="BFGS", options={"gtol": 1e-11})
+    res = optimize.minimize(
+        fun,
+        np.array([0.0, math.acos(c)]),
+        jac=True,
+        method="BFGS",
+        options={"gtol": 1e-11},
+    )
     if res.fun < found[0].risk:
         x = np.asarray(res.x)
         if float(np.cos(x[0])) < 0:
@@ -630,7 +814,9 @@ def plane_minimiser(c: float, lam: float, task: SLRTask, *, r: float = 0.0) -> P
     return found[0]
 
 
-def in_plane_fraction(kappa: ArrayLike, eta: ArrayLike, c: float) -> np.ndarray:
+def in_plane_fraction(
+    kappa: ArrayLike, eta: ArrayLike, c: float
+) -> np.ndarray:
     r"""Squared norm of the projection of a unit vector on :math:`\operatorname{span}\{k^\star, v^\star\}`.
 
     For :math:`k` with :math:`\kappa = \langle k, k^\star\rangle` and :math:`\eta = \langle k, v^\star\rangle`,
@@ -667,14 +853,24 @@ def _stress_sample(key, n, L, d, k_star, v_star, gamma, eps, log_pi, r, q):
     Z = jax.random.normal(x_key, (n, L, d))
     W = jax.random.normal(w_key, (n, 1, d))
     relevant = jax.nn.one_hot(J0, L, dtype=bool)[..., None]
-    X = jnp.where(relevant, q * k_star + gamma * Z, jnp.sqrt(1.0 - r) * Z + jnp.sqrt(r) * W)
+    X = jnp.where(
+        relevant,
+        q * k_star + gamma * Z,
+        jnp.sqrt(1.0 - r) * Z + jnp.sqrt(r) * W,
+    )
     X_rel = jnp.take_along_axis(X, J0[:, None, None], axis=1)[:, 0, :]
     y = X_rel @ v_star + eps * jax.random.normal(noise_key, (n,))
     return X, y, J0
 
 
-def stress_sample(key: jax.Array, n: int, task: SLRTask, k_star: ArrayLike, v_star: ArrayLike,
-                  r: float = 0.0) -> tuple[jax.Array, jax.Array, jax.Array]:
+def stress_sample(
+    key: jax.Array,
+    n: int,
+    task: SLRTask,
+    k_star: ArrayLike,
+    v_star: ArrayLike,
+    r: float = 0.0,
+) -> tuple[jax.Array, jax.Array, jax.Array]:
     r"""Draw ``n`` sequences of the task with the stressed assumptions, in full dimension.
 
     :math:`J_0 \sim \pi` (``task.probs``, uniform by default); :math:`X_{J_0} \sim \mathcal N(q k^\star, \gamma^2 I_d)`;
@@ -709,7 +905,19 @@ def stress_sample(key: jax.Array, n: int, task: SLRTask, k_star: ArrayLike, v_st
     n = check_positive_int(n, "n")
     r = check_correlation(r)
     k_star, v_star, _ = _check_stars(k_star, v_star, task.d)
-    return _stress_sample(key, n, task.L, task.d, k_star, v_star, task.gamma, task.eps, jnp.log(task.pi), r, task.q)
+    return _stress_sample(
+        key,
+        n,
+        task.L,
+        task.d,
+        k_star,
+        v_star,
+        task.gamma,
+        task.eps,
+        jnp.log(task.pi),
+        r,
+        task.q,
+    )
 
 
 @jax.jit
@@ -719,9 +927,20 @@ def _squared_errors(X, y, K, V, lam):
     return jnp.square(y[:, None] - pred)
 
 
-def stress_monte_carlo_risk(k: ArrayLike, v: ArrayLike, k_star: ArrayLike, v_star: ArrayLike, lam: float,
-                            task: SLRTask, key: jax.Array, *, r: float = 0.0, n_samples: int = 100_000,
-                            batch_size: int = 20_000, reduced: bool = False) -> MonteCarloEstimate:
+def stress_monte_carlo_risk(
+    k: ArrayLike,
+    v: ArrayLike,
+    k_star: ArrayLike,
+    v_star: ArrayLike,
+    lam: float,
+    task: SLRTask,
+    key: jax.Array,
+    *,
+    r: float = 0.0,
+    n_samples: int = 100_000,
+    batch_size: int = 20_000,
+    reduced: bool = False,
+) -> MonteCarloEstimate:
     r"""Monte Carlo risk :math:`\frac1n\sum_i (Y_i - T^{(k,v)}_\lambda(\mathbb X_i))^2` on :func:`stress_sample` draws.
 
     Parameters
@@ -765,17 +984,25 @@ def stress_monte_carlo_risk(k: ArrayLike, v: ArrayLike, k_star: ArrayLike, v_sta
     k = task.check_parameter_vector(k, "k")
     v = task.check_parameter_vector(v, "v")
     if k.shape != v.shape or k.ndim not in (1, 2):
-        raise ValueError(f"k and v must have the same shape (d,) or (m, d), got {k.shape} and {v.shape}")
+        raise ValueError(
+            f"k and v must have the same shape (d,) or (m, d), got {k.shape} and {v.shape}"
+        )
     n_samples = check_positive_int(n_samples, "n_samples")
     if n_samples < 2:
-        raise ValueError(f"n_samples must be >= 2 to estimate a standard error, got {n_samples}")
+        raise ValueError(
+            f"n_samples must be >= 2 to estimate a standard error, got {n_samples}"
+        )
     batch_size = min(check_positive_int(batch_size, "batch_size"), n_samples)
     K, V = jnp.atleast_2d(k), jnp.atleast_2d(v)
     dim = task.d
     if reduced:
-        A = jnp.concatenate([k_star[:, None], v_star[:, None], K.T, V.T], axis=1)
+        A = jnp.concatenate(
+            [k_star[:, None], v_star[:, None], K.T, V.T], axis=1
+        )
         U, sv, _ = jnp.linalg.svd(A, full_matrices=False)
-        Q = U[:, np.asarray(sv) > 1e-10 * float(sv[0])]  # orthonormal basis of the span
+        Q = U[
+            :, np.asarray(sv) > 1e-10 * float(sv[0])
+        ]  # orthonormal basis of the span
         k_star, v_star, K, V = k_star @ Q, v_star @ Q, K @ Q, V @ Q
         dim = int(Q.shape[1])
     log_pi = jnp.log(task.pi)
@@ -785,7 +1012,19 @@ def stress_monte_carlo_risk(k: ArrayLike, v: ArrayLike, k_star: ArrayLike, v_sta
         n = min(batch_size, n_samples - i * batch_size)
         # the non-partitionable threefry layout draws the same generator's bits about twice as fast on CPU
         with jax.threefry_partitionable(False):
-            X, y, _ = _stress_sample(bkey, n, task.L, dim, k_star, v_star, task.gamma, task.eps, log_pi, r, task.q)
+            X, y, _ = _stress_sample(
+                bkey,
+                n,
+                task.L,
+                dim,
+                k_star,
+                v_star,
+                task.gamma,
+                task.eps,
+                log_pi,
+                r,
+                task.q,
+            )
         acc.add(np.asarray(_squared_errors(X, y, K, V, lam)))
     est = acc.estimate()
     if k.ndim == 1:
@@ -835,7 +1074,9 @@ def saddle_hessian_closed_form(lam: float, task: SLRTask) -> np.ndarray:
     return np.array([[h, b], [b, 0.0]])
 
 
-def break_even_gamma2(lam: float, task: SLRTask, bracket: tuple[float, float] = (1e-4, 10.0)) -> float:
+def break_even_gamma2(
+    lam: float, task: SLRTask, bracket: tuple[float, float] = (1e-4, 10.0)
+) -> float:
     r"""The :math:`\gamma^2` below which the oracle :math:`(k^\star, v^\star)` does worse than the null predictor.
 
     Solves :math:`\mathcal R_\lambda(k^\star, v^\star) = \gamma^2 + \varepsilon^2` (Theorem 1 against the null risk)
@@ -866,19 +1107,25 @@ def break_even_gamma2(lam: float, task: SLRTask, bracket: tuple[float, float] = 
     lam = check_real_scalar(lam, "lam", minimum=0.0, strict=True)
     lo, hi = (float(x) for x in bracket)
     if not 0.0 < lo < hi < math.inf:
-        raise ValueError(f"bracket must satisfy 0 < lo < hi < inf, got {bracket!r}")
+        raise ValueError(
+            f"bracket must satisfy 0 < lo < hi < inf, got {bracket!r}"
+        )
 
     def gap(g2):
         t = task.replace(gamma=math.sqrt(g2))
         return float(oracle_risk(lam, t)) - (g2 + t.eps**2)
 
     if gap(lo) * gap(hi) > 0:
-        raise ValueError(f"bracket {bracket!r} contains no sign change of R(k*, v*) - null risk")
+        raise ValueError(
+            f"bracket {bracket!r} contains no sign change of R(k*, v*) - null risk"
+        )
     return float(optimize.brentq(gap, lo, hi, xtol=1e-14, rtol=1e-13))
 
 
 # --------------------------------------------------------------------------- correlated noise at the oracle
-def oracle_risk_correlated(lam: ArrayLike, task: SLRTask, r: float) -> jax.Array:
+def oracle_risk_correlated(
+    lam: ArrayLike, task: SLRTask, r: float
+) -> jax.Array:
     r"""Risk of erf attention at the oracle :math:`(k^\star, v^\star)` when two noise tokens have correlation :math:`r`.
 
     At :math:`\rho = 0` the pair moment is :math:`S_r(0) = \frac{2r}{\pi}\arcsin\frac{2\lambda^2r}{1 + 2\lambda^2}`, so
@@ -917,10 +1164,14 @@ def oracle_risk_correlated(lam: ArrayLike, task: SLRTask, r: float) -> jax.Array
     check_finite(lam, "lam")
     if not bool(jnp.all(lam >= 0)):
         raise ValueError(f"lam must be >= 0, got {np.asarray(lam)}")
-    return oracle_risk(lam, task) + (task.L - 1) * (task.L - 2) * noise_pair_moment(0.0, r, lam)
+    return oracle_risk(lam, task) + (task.L - 1) * (
+        task.L - 2
+    ) * noise_pair_moment(0.0, r, lam)
 
 
-def optimal_lambda_correlated(task: SLRTask, r: float, bounds: tuple[float, float] = (1e-4, 10.0)) -> tuple[float, float]:
+def optimal_lambda_correlated(
+    task: SLRTask, r: float, bounds: tuple[float, float] = (1e-4, 10.0)
+) -> tuple[float, float]:
     r"""The inverse temperature minimising :func:`oracle_risk_correlated`, and the risk there.
 
     Brent's bounded method on :math:`\log\lambda` (as :func:`slrlib.core.risk.optimal_lambda`, which it equals at
@@ -948,7 +1199,14 @@ def optimal_lambda_correlated(task: SLRTask, r: float, bounds: tuple[float, floa
     r = check_correlation(r)
     lo, hi = (float(b) for b in bounds)
     if not (0.0 < lo < hi and math.isfinite(hi)):
-        raise ValueError(f"bounds must satisfy 0 < lo < hi < inf, got {bounds!r}")
+        raise ValueError(
+            f"bounds must satisfy 0 < lo < hi < inf, got {bounds!r}"
+        )
     f = lambda x: float(oracle_risk_correlated(math.exp(x), task, r))  # noqa: E731
-    res = optimize.minimize_scalar(f, bounds=(math.log(lo), math.log(hi)), method="bounded", options={"xatol": 1e-10})
+    res = optimize.minimize_scalar(
+        f,
+        bounds=(math.log(lo), math.log(hi)),
+        method="bounded",
+        options={"xatol": 1e-10},
+    )
     return math.exp(res.x), f(res.x)

@@ -22,8 +22,18 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["Table", "table", "text_table", "first_passage", "glue_numbers", "glued", "ProseNumber",
-           "PENDING", "figure_png", "show_figures"]
+__all__ = [
+    "Table",
+    "table",
+    "text_table",
+    "first_passage",
+    "glue_numbers",
+    "glued",
+    "ProseNumber",
+    "PENDING",
+    "figure_png",
+    "show_figures",
+]
 
 #: The numbers glued so far in this session (for :func:`glued`), and the live labels waiting
 #: for a number not glued yet.
@@ -41,26 +51,40 @@ class Table:
         self.cells = [[str(c) for c in row] for row in cells]
 
     def __str__(self) -> str:
-        widths = [max([len(h)] + [len(r[i]) for r in self.cells]) for i, h in enumerate(self.headers)]
+        widths = [
+            max([len(h)] + [len(r[i]) for r in self.cells])
+            for i, h in enumerate(self.headers)
+        ]
 
         def line(r):
             return "  ".join(c.rjust(w) for c, w in zip(r, widths))
 
         sep = "  ".join("-" * w for w in widths)
-        return "\n".join([line(self.headers), sep] + [line(r) for r in self.cells])
+        return "\n".join(
+            [line(self.headers), sep] + [line(r) for r in self.cells]
+        )
 
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
         head = "".join(f"<th>{html.escape(h)}</th>" for h in self.headers)
         body = "".join(
-            "<tr>" + "".join(f'<td style="text-align: right">{html.escape(c)}</td>' for c in row) + "</tr>"
+            "<tr>"
+            + "".join(
+                f'<td style="text-align: right">{html.escape(c)}</td>'
+                for c in row
+            )
+            + "</tr>"
             for row in self.cells
         )
         return f'<table class="table slr-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
-def table(headers: Sequence[str], rows: Sequence[Sequence], formats: Sequence[str] | None = None) -> Table:
+def table(
+    headers: Sequence[str],
+    rows: Sequence[Sequence],
+    formats: Sequence[str] | None = None,
+) -> Table:
     """A :class:`Table` of ``rows`` under ``headers``.
 
     Parameters
@@ -77,21 +101,36 @@ def table(headers: Sequence[str], rows: Sequence[Sequence], formats: Sequence[st
     if formats is None:
         formats = [""] * len(headers)
     if len(formats) != len(headers):
-        raise ValueError(f"formats must have one entry per column ({len(headers)}), got {len(formats)}")
+        raise ValueError(
+            f"formats must have one entry per column ({len(headers)}), got {len(formats)}"
+        )
     cells = []
     for row in rows:
         if len(row) != len(headers):
-            raise ValueError(f"rows must have {len(headers)} entries each (one per header), got {len(row)}: {row!r}")
-        cells.append([x if isinstance(x, str) else format(x, f) for x, f in zip(row, formats)])
+            raise ValueError(
+                f"rows must have {len(headers)} entries each (one per header), got {len(row)}: {row!r}"
+            )
+        cells.append(
+            [
+                x if isinstance(x, str) else format(x, f)
+                for x, f in zip(row, formats)
+            ]
+        )
     return Table(headers, cells)
 
 
-def text_table(headers: Sequence[str], rows: Sequence[Sequence], formats: Sequence[str] | None = None) -> str:
+def text_table(
+    headers: Sequence[str],
+    rows: Sequence[Sequence],
+    formats: Sequence[str] | None = None,
+) -> str:
     """:func:`table` as fixed-width text (right-aligned columns)."""
     return str(table(headers, rows, formats))
 
 
-def first_passage(x, level: float, steps, *, absolute: bool = False) -> np.ndarray:
+def first_passage(
+    x, level: float, steps, *, absolute: bool = False
+) -> np.ndarray:
     """Per run, the first logged step at which ``x`` (or ``|x|``) exceeds ``level``; NaN if never.
 
     Parameters
@@ -107,7 +146,9 @@ def first_passage(x, level: float, steps, *, absolute: bool = False) -> np.ndarr
     x = np.asarray(x, dtype=float)
     steps = np.asarray(steps)
     if x.ndim != 2 or steps.shape != (x.shape[1],):
-        raise ValueError(f"x must have shape (runs, logs) and steps shape (logs,), got {x.shape} and {steps.shape}")
+        raise ValueError(
+            f"x must have shape (runs, logs) and steps shape (logs,), got {x.shape} and {steps.shape}"
+        )
     above = (np.abs(x) if absolute else x) > level
     return np.where(above.any(axis=1), steps[np.argmax(above, axis=1)], np.nan)
 
@@ -136,7 +177,9 @@ def glue_numbers(**values) -> None:
         if not isinstance(value, str):
             a = np.asarray(value)
             if a.size != 1 or a.dtype.kind not in "biuf":
-                raise ValueError(f"{name} must be a single number or a str, got {value!r}")
+                raise ValueError(
+                    f"{name} must be a single number or a str, got {value!r}"
+                )
             value = a.reshape(()).item()
             if isinstance(value, bool):
                 value = int(value)
@@ -184,7 +227,10 @@ def glued(name: str, spec: str = ""):
         return ProseNumber(format(_GLUED[name], spec))
     import ipywidgets
 
-    label = ipywidgets.Label(value=PENDING, layout=ipywidgets.Layout(display="inline-flex", width="auto"))
+    label = ipywidgets.Label(
+        value=PENDING,
+        layout=ipywidgets.Layout(display="inline-flex", width="auto"),
+    )
     _WAITING.setdefault(name, []).append((label, spec))
     return label
 
@@ -215,12 +261,19 @@ def figure_png(fig) -> tuple[bytes, dict]:
 
     legible(fig)
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=CSS_DPI * PIXEL_RATIO, bbox_inches="tight")
+    fig.savefig(
+        buf, format="png", dpi=CSS_DPI * PIXEL_RATIO, bbox_inches="tight"
+    )
     width, height = Image.open(io.BytesIO(buf.getvalue())).size
     sizes = text_sizes(fig)
-    meta = {"width": round(width / PIXEL_RATIO), "height": round(height / PIXEL_RATIO),
-            "slr": {"min_font_pt": min(sizes) if sizes else None,
-                    "figure_width_in": float(fig.get_size_inches()[0])}}
+    meta = {
+        "width": round(width / PIXEL_RATIO),
+        "height": round(height / PIXEL_RATIO),
+        "slr": {
+            "min_font_pt": min(sizes) if sizes else None,
+            "figure_width_in": float(fig.get_size_inches()[0]),
+        },
+    }
     return buf.getvalue(), meta
 
 
@@ -232,7 +285,9 @@ def show_figures() -> None:
     """
     try:
         from IPython import get_ipython
-    except ImportError:  # pragma: no cover - IPython is a dependency of the book
+    except (
+        ImportError
+    ):  # pragma: no cover - IPython is a dependency of the book
         return
     shell = get_ipython()
     if shell is None:
@@ -245,4 +300,6 @@ def show_figures() -> None:
     # (at the first figure), and the inline backend registers its own PNG formatter when it starts.
     matplotlib.pyplot.switch_backend(matplotlib.rcParams["backend"])
 
-    shell.display_formatter.formatters["image/png"].for_type(Figure, figure_png)
+    shell.display_formatter.formatters["image/png"].for_type(
+        Figure, figure_png
+    )

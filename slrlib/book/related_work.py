@@ -25,7 +25,11 @@ from slrlib.core.montecarlo import MonteCarloEstimate, RunningMoments
 from slrlib.core.task import SLRTask, check_task
 from slrlib.validation import check_key, check_positive_int
 
-__all__ = ["projection_posterior", "posterior_excess_risks", "parameter_counts"]
+__all__ = [
+    "projection_posterior",
+    "posterior_excess_risks",
+    "parameter_counts",
+]
 
 
 def projection_posterior(t, task: SLRTask) -> jax.Array:
@@ -58,15 +62,22 @@ def projection_posterior(t, task: SLRTask) -> jax.Array:
     task = check_task(task)
     t = jnp.asarray(t, dtype=jnp.float64)
     if t.ndim < 1 or t.shape[-1] != task.L:
-        raise ValueError(f"t must have shape (..., L) = (..., {task.L}), got shape {t.shape}")
+        raise ValueError(
+            f"t must have shape (..., L) = (..., {task.L}), got shape {t.shape}"
+        )
     if not bool(jnp.all(jnp.isfinite(t))):
         raise ValueError("t must be finite")
-    logits = jnp.log(jnp.asarray(task.pi)) - jnp.square(t - task.q) / (2 * task.gamma**2) + 0.5 * jnp.square(t)
+    logits = (
+        jnp.log(jnp.asarray(task.pi))
+        - jnp.square(t - task.q) / (2 * task.gamma**2)
+        + 0.5 * jnp.square(t)
+    )
     return jnp.exp(logits - logsumexp(logits, axis=-1, keepdims=True))
 
 
-def posterior_excess_risks(task: SLRTask, key, n_samples: int = 100_000,
-                           batch_size: int = 50_000) -> MonteCarloEstimate:
+def posterior_excess_risks(
+    task: SLRTask, key, n_samples: int = 100_000, batch_size: int = 50_000
+) -> MonteCarloEstimate:
     r"""Excess risks over :math:`\varepsilon^2` of two posterior-mean predictors, on common draws.
 
     A predictor :math:`f = \sum_\ell p_\ell\, X_\ell^\top v^\star` built from a posterior
@@ -100,7 +111,9 @@ def posterior_excess_risks(task: SLRTask, key, n_samples: int = 100_000,
     key = check_key(key)
     n_samples = check_positive_int(n_samples, "n_samples")
     batch_size = min(check_positive_int(batch_size, "batch_size"), n_samples)
-    rng = np.random.default_rng(np.asarray(jax.random.key_data(key)).ravel().tolist())
+    rng = np.random.default_rng(
+        np.asarray(jax.random.key_data(key)).ravel().tolist()
+    )
     pi = np.asarray(task.pi, dtype=np.float64)
     acc = RunningMoments()
     for _ in range(-(-n_samples // batch_size)):
@@ -131,6 +144,8 @@ def parameter_counts(d: int, L: int, width: int) -> dict[str, int]:
     d = check_positive_int(d, "d")
     L = check_positive_int(L, "L")
     width = check_positive_int(width, "width")
-    return {"erf attention": 2 * d,
-            "diagonal perceptron": 2 * L * d + 2 * L * width + width,
-            "dense perceptron": L * d * width + width}
+    return {
+        "erf attention": 2 * d,
+        "diagonal perceptron": 2 * L * d + 2 * L * width + width,
+        "dense perceptron": L * d * width + width,
+    }

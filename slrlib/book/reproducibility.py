@@ -10,8 +10,19 @@ from pathlib import Path
 __all__ = ["PACKAGES", "cpu_model", "build_environment"]
 
 #: The packages whose versions the appendix shows (distribution names).
-PACKAGES = ("jax", "jaxlib", "numpy", "scipy", "matplotlib", "ipywidgets", "transformers", "torch",
-            "jupyter-book", "myst-nb", "jupytext")
+PACKAGES = (
+    "jax",
+    "jaxlib",
+    "numpy",
+    "scipy",
+    "matplotlib",
+    "ipywidgets",
+    "transformers",
+    "torch",
+    "jupyter-book",
+    "myst-nb",
+    "jupytext",
+)
 
 
 def cpu_model() -> str:

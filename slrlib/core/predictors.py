@@ -43,7 +43,9 @@ __all__ = [
 def _tokens(X):
     X = as_float_array(X, "X")
     if jnp.ndim(X) < 2:
-        raise ValueError(f"X must have shape (..., L, d), got shape {jnp.shape(X)}")
+        raise ValueError(
+            f"X must have shape (..., L, d), got shape {jnp.shape(X)}"
+        )
     return X
 
 
@@ -62,7 +64,11 @@ def _direction(x, name, d):
 def _lam(lam):
     if is_concrete(lam):
         return check_real_scalar(lam, "lam", minimum=0.0)
-    check_at_run_time(~(jnp.isfinite(lam) & (lam >= 0)), lam, "lam must be finite and >= 0, got {value}")
+    check_at_run_time(
+        ~(jnp.isfinite(lam) & (lam >= 0)),
+        lam,
+        "lam must be finite and >= 0, got {value}",
+    )
     return lam
 
 
@@ -71,7 +77,9 @@ def _project(X, u):
     return jnp.einsum("...ld,...d->...l", X, u)
 
 
-def hard_oracle(X: ArrayLike, k_star: ArrayLike, v_star: ArrayLike) -> jax.Array:
+def hard_oracle(
+    X: ArrayLike, k_star: ArrayLike, v_star: ArrayLike
+) -> jax.Array:
     r"""The oracle predictor (1), which reads the token of largest projection on :math:`k^\star`.
 
     .. math::
@@ -107,11 +115,15 @@ def hard_oracle(X: ArrayLike, k_star: ArrayLike, v_star: ArrayLike) -> jax.Array
     k_star = _direction(k_star, "k_star", d)
     v_star = _direction(v_star, "v_star", d)
     scores = _project(X, k_star)
-    weights = jax.nn.one_hot(jnp.argmax(scores, axis=-1), X.shape[-2], dtype=X.dtype)
+    weights = jax.nn.one_hot(
+        jnp.argmax(scores, axis=-1), X.shape[-2], dtype=X.dtype
+    )
     return jnp.sum(weights * _project(X, v_star), axis=-1)
 
 
-def softmax_attention(X: ArrayLike, k: ArrayLike, v: ArrayLike, lam: ArrayLike) -> jax.Array:
+def softmax_attention(
+    X: ArrayLike, k: ArrayLike, v: ArrayLike, lam: ArrayLike
+) -> jax.Array:
     r"""Softmax attention (2), with inverse temperature :math:`\lambda`.
 
     .. math::
@@ -154,7 +166,9 @@ def softmax_attention(X: ArrayLike, k: ArrayLike, v: ArrayLike, lam: ArrayLike) 
     return jnp.sum(weights * _project(X, v), axis=-1)
 
 
-def erf_attention(X: ArrayLike, k: ArrayLike, v: ArrayLike, lam: ArrayLike) -> jax.Array:
+def erf_attention(
+    X: ArrayLike, k: ArrayLike, v: ArrayLike, lam: ArrayLike
+) -> jax.Array:
     r"""The paper's predictor (3), attention with the component-wise non-linearity erf.
 
     .. math::
@@ -195,7 +209,9 @@ def erf_attention(X: ArrayLike, k: ArrayLike, v: ArrayLike, lam: ArrayLike) -> j
     return jnp.sum(erf(lam * _project(X, k)) * _project(X, v), axis=-1)
 
 
-def multi_head_erf_attention(X: ArrayLike, K: ArrayLike, V: ArrayLike, lam: ArrayLike) -> jax.Array:
+def multi_head_erf_attention(
+    X: ArrayLike, K: ArrayLike, V: ArrayLike, lam: ArrayLike
+) -> jax.Array:
     r"""The multi-head predictor (31), a sum of ``H`` erf predictors (3).
 
     .. math::
@@ -364,10 +380,16 @@ def bayes_scores(X: ArrayLike, k_star: ArrayLike, task: SLRTask) -> jax.Array:
         )
     k_star = _direction(k_star, "k_star", task.d)
     g2 = task.gamma**2
-    return jnp.log(task.pi) + (task.q / g2) * _project(X, k_star) - (0.5 / g2 - 0.5) * jnp.sum(jnp.square(X), axis=-1)
+    return (
+        jnp.log(task.pi)
+        + (task.q / g2) * _project(X, k_star)
+        - (0.5 / g2 - 0.5) * jnp.sum(jnp.square(X), axis=-1)
+    )
 
 
-def bayes_posterior(X: ArrayLike, k_star: ArrayLike, task: SLRTask) -> jax.Array:
+def bayes_posterior(
+    X: ArrayLike, k_star: ArrayLike, task: SLRTask
+) -> jax.Array:
     r"""Posterior law of the relevant position, :math:`p_\ell(\mathbb X) = \mathbb P(J_0 = \ell \mid \mathbb X)`.
 
     By Bayes' rule with the Gaussian densities of Section 2, :math:`p = \operatorname{softmax}(s)` with
@@ -402,7 +424,9 @@ def bayes_posterior(X: ArrayLike, k_star: ArrayLike, task: SLRTask) -> jax.Array
     return jnp.exp(logits - logsumexp(logits, axis=-1, keepdims=True))
 
 
-def bayes_predictor(X: ArrayLike, k_star: ArrayLike, v_star: ArrayLike, task: SLRTask) -> jax.Array:
+def bayes_predictor(
+    X: ArrayLike, k_star: ArrayLike, v_star: ArrayLike, task: SLRTask
+) -> jax.Array:
     r"""The Bayes predictor :math:`\mathbb E[Y \mid \mathbb X] = \sum_\ell p_\ell(\mathbb X)\, X_\ell^\top v^\star`.
 
     With :math:`p_\ell` of :func:`bayes_posterior`. It minimises the risk over all measurable
@@ -438,8 +462,14 @@ def bayes_predictor(X: ArrayLike, k_star: ArrayLike, v_star: ArrayLike, task: SL
     return jnp.sum(p * _project(X, v_star), axis=-1)
 
 
-def attention_layer(X: ArrayLike, Q: ArrayLike, K: ArrayLike, V: ArrayLike, O: ArrayLike,
-                    lam: ArrayLike) -> jax.Array:
+def attention_layer(
+    X: ArrayLike,
+    Q: ArrayLike,
+    K: ArrayLike,
+    V: ArrayLike,
+    O: ArrayLike,
+    lam: ArrayLike,
+) -> jax.Array:
     r"""A single-head attention layer (4), one output per token.
 
     .. math::
@@ -474,7 +504,9 @@ def attention_layer(X: ArrayLike, Q: ArrayLike, K: ArrayLike, V: ArrayLike, O: A
     for name, M in (("Q", Q), ("K", K), ("V", V), ("O", O)):
         M = as_float_array(M, name)
         if jnp.ndim(M) != 2:
-            raise ValueError(f"{name} must be a matrix, got shape {jnp.shape(M)}")
+            raise ValueError(
+                f"{name} must be a matrix, got shape {jnp.shape(M)}"
+            )
         check_finite(M, name)
         mats[name] = M
     Q, K, V, O = mats["Q"], mats["K"], mats["V"], mats["O"]
@@ -482,16 +514,29 @@ def attention_layer(X: ArrayLike, Q: ArrayLike, K: ArrayLike, V: ArrayLike, O: A
     p = Q.shape[1]
     for name, M in (("Q", Q), ("K", K), ("V", V)):
         if M.shape != (d, p):
-            raise ValueError(f"{name} must have shape (d, p) = ({d}, {p}), got {M.shape}")
+            raise ValueError(
+                f"{name} must have shape (d, p) = ({d}, {p}), got {M.shape}"
+            )
     if O.shape[1] != p:
-        raise ValueError(f"O must have shape (o, p) with p = {p}, got {O.shape}")
+        raise ValueError(
+            f"O must have shape (o, p) with p = {p}, got {O.shape}"
+        )
     lam = _lam(lam)
     scores = lam * jnp.einsum("...id,dp,ep,...je->...ij", X, Q, K, X)
-    return jnp.einsum("...ij,...jd,dp,op->...io", jax.nn.softmax(scores, axis=-1), X, V, O)
+    return jnp.einsum(
+        "...ij,...jd,dp,op->...io", jax.nn.softmax(scores, axis=-1), X, V, O
+    )
 
 
-def attention_cls(X: ArrayLike, x_cls: ArrayLike, Q: ArrayLike, K: ArrayLike, V: ArrayLike, O: ArrayLike,
-                  lam: ArrayLike) -> jax.Array:
+def attention_cls(
+    X: ArrayLike,
+    x_cls: ArrayLike,
+    Q: ArrayLike,
+    K: ArrayLike,
+    V: ArrayLike,
+    O: ArrayLike,
+    lam: ArrayLike,
+) -> jax.Array:
     r"""The [CLS] row of an attention layer (5), whose query is the [CLS] embedding.
 
     .. math::
@@ -537,8 +582,12 @@ def attention_cls(X: ArrayLike, x_cls: ArrayLike, Q: ArrayLike, K: ArrayLike, V:
     O = as_float_array(O, "O")
     for name, M in (("Q", Q), ("K", K), ("V", V), ("O", O)):
         if jnp.ndim(M) != 2:
-            raise ValueError(f"{name} must be a matrix, got shape {jnp.shape(M)}")
+            raise ValueError(
+                f"{name} must be a matrix, got shape {jnp.shape(M)}"
+            )
         check_finite(M, name)
     lam = _lam(lam)
     scores = lam * jnp.einsum("d,dp,ep,...je->...j", x_cls, Q, K, X)
-    return jnp.einsum("...j,...jd,dp,op->...o", jax.nn.softmax(scores, axis=-1), X, V, O)
+    return jnp.einsum(
+        "...j,...jd,dp,op->...o", jax.nn.softmax(scores, axis=-1), X, V, O
+    )

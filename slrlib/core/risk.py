@@ -30,7 +30,12 @@ from slrlib.validation import (
     check_nonnegative,
     is_concrete,
 )
-from slrlib.core.gaussian import erf_prime, erf_second, expected_erf_sq_centered, zeta
+from slrlib.core.gaussian import (
+    erf_prime,
+    erf_second,
+    expected_erf_sq_centered,
+    zeta,
+)
 from slrlib.core.montecarlo import MonteCarloEstimate, monte_carlo_mean
 from slrlib.core.task import SLRTask, check_directions, check_task
 
@@ -77,7 +82,9 @@ def _check_lam(lam):
     return lam
 
 
-def overlaps(k: ArrayLike, v: ArrayLike, k_star: ArrayLike, v_star: ArrayLike) -> Overlaps:
+def overlaps(
+    k: ArrayLike, v: ArrayLike, k_star: ArrayLike, v_star: ArrayLike
+) -> Overlaps:
     r"""The five overlaps (:class:`Overlaps`) of ``(k, v)`` with ``(k_star, v_star)``.
 
     .. math::
@@ -97,11 +104,24 @@ def overlaps(k: ArrayLike, v: ArrayLike, k_star: ArrayLike, v_star: ArrayLike) -
         ``(kappa, nu, theta, eta, rho)``, each of the broadcast leading shape.
     """
     dot = lambda a, b: jnp.sum(a * b, axis=-1)  # noqa: E731
-    return Overlaps(dot(k, k_star), dot(v, v_star), dot(v, k_star), dot(k, v_star), dot(k, v))
+    return Overlaps(
+        dot(k, k_star),
+        dot(v, v_star),
+        dot(v, k_star),
+        dot(k, v_star),
+        dot(k, v),
+    )
 
 
-def risk_from_overlaps(kappa: ArrayLike, nu: ArrayLike, theta: ArrayLike, eta: ArrayLike, rho: ArrayLike,
-                       lam: ArrayLike, task: SLRTask) -> jax.Array:
+def risk_from_overlaps(
+    kappa: ArrayLike,
+    nu: ArrayLike,
+    theta: ArrayLike,
+    eta: ArrayLike,
+    rho: ArrayLike,
+    lam: ArrayLike,
+    task: SLRTask,
+) -> jax.Array:
     r"""Closed-form risk :math:`\mathcal R_\lambda` as a function of the five overlaps (Proposition 15).
 
     With :math:`q = \sqrt{d/2}`, :math:`s = \lambda\gamma`, :math:`c_2 = 1 + 2s^2`,
@@ -155,12 +175,24 @@ def risk_from_overlaps(kappa: ArrayLike, nu: ArrayLike, theta: ArrayLike, eta: A
         unless the call is wrapped in :func:`slrlib.validation.checked`.
     """
     task = check_task(task)
-    return risk_kernel(kappa, nu, theta, eta, rho, lam, task.d, task.L, task.gamma, task.eps)
+    return risk_kernel(
+        kappa, nu, theta, eta, rho, lam, task.d, task.L, task.gamma, task.eps
+    )
 
 
 @jax.jit
-def risk_kernel(kappa: ArrayLike, nu: ArrayLike, theta: ArrayLike, eta: ArrayLike, rho: ArrayLike, lam: ArrayLike,
-                d: ArrayLike, L: ArrayLike, gamma: ArrayLike, eps: ArrayLike) -> jax.Array:
+def risk_kernel(
+    kappa: ArrayLike,
+    nu: ArrayLike,
+    theta: ArrayLike,
+    eta: ArrayLike,
+    rho: ArrayLike,
+    lam: ArrayLike,
+    d: ArrayLike,
+    L: ArrayLike,
+    gamma: ArrayLike,
+    eps: ArrayLike,
+) -> jax.Array:
     r"""The closed-form risk of Theorem 1 (eq. 8) as a pure, compiled function of arrays.
 
     The formula of :func:`risk_from_overlaps`, with the task's numbers :math:`d, L, \gamma,
@@ -205,20 +237,42 @@ def risk_kernel(kappa: ArrayLike, nu: ArrayLike, theta: ArrayLike, eta: ArrayLik
             + lam**2 * g2**2 * eta * rho / c2 * erf_second(a)
         )
         + (q**2 * theta**2 + g2) * zeta(lam * q * kappa, s)
-        + 4.0 * lam * g2 * q / sc2 * (theta * rho - lam**2 * g2 * rho**2 * kappa / c2)
-        * erf(a / sc4) * erfp_a
-        + 4.0 * lam**2 * g2**2 * rho**2 / (_SQRT_PI * c2 * sc4)
+        + 4.0
+        * lam
+        * g2
+        * q
+        / sc2
+        * (theta * rho - lam**2 * g2 * rho**2 * kappa / c2)
+        * erf(a / sc4)
+        * erfp_a
+        + 4.0
+        * lam**2
+        * g2**2
+        * rho**2
+        / (_SQRT_PI * c2 * sc4)
         * erf_prime(jnp.sqrt(2.0) * lam * q * kappa / sc4)
     )
     noise_rho = (L - 1) * 8.0 * lam**2 * rho**2 / (
         math.pi * (1.0 + 2.0 * lam**2) * jnp.sqrt(1.0 + 4.0 * lam**2)
     ) + (L - 1) * (L - 2) * C**2 * rho**2
-    cross = 2.0 * (L - 1) * C * rho * (q * theta * erf_a + lam * g2 * rho / sc2 * erfp_a)
+    cross = (
+        2.0
+        * (L - 1)
+        * C
+        * rho
+        * (q * theta * erf_a + lam * g2 * rho / sc2 * erfp_a)
+    )
     return eps**2 + noise_alone + relevant + noise_rho + cross
 
 
-def population_risk(k: ArrayLike, v: ArrayLike, k_star: ArrayLike, v_star: ArrayLike, lam: ArrayLike,
-                    task: SLRTask) -> jax.Array:
+def population_risk(
+    k: ArrayLike,
+    v: ArrayLike,
+    k_star: ArrayLike,
+    v_star: ArrayLike,
+    lam: ArrayLike,
+    task: SLRTask,
+) -> jax.Array:
     r"""The risk of the erf-attention predictor (3), in closed form (Theorem 1, Proposition 15).
 
     .. math::
@@ -266,7 +320,9 @@ def population_risk(k: ArrayLike, v: ArrayLike, k_star: ArrayLike, v_star: Array
     return risk_from_overlaps(*overlaps(k, v, k_star, v_star), lam, task)
 
 
-def manifold_risk(kappa: ArrayLike, nu: ArrayLike, lam: ArrayLike, task: SLRTask) -> jax.Array:
+def manifold_risk(
+    kappa: ArrayLike, nu: ArrayLike, lam: ArrayLike, task: SLRTask
+) -> jax.Array:
     r"""The risk on the invariant manifold :math:`\mathcal M = \{\theta = \eta = \rho = 0\}` (Lemma 6).
 
     .. math::
@@ -305,9 +361,15 @@ def manifold_risk(kappa: ArrayLike, nu: ArrayLike, lam: ArrayLike, task: SLRTask
     for x, name in ((kappa, "kappa"), (nu, "nu")):
         check_finite(x, name)
         if not is_concrete(x):
-            check_at_run_time(~jnp.all(jnp.abs(x) <= 1.0 + 1e-12), x, f"{name} must lie in [-1, 1], got {{value}}")
+            check_at_run_time(
+                ~jnp.all(jnp.abs(x) <= 1.0 + 1e-12),
+                x,
+                f"{name} must lie in [-1, 1], got {{value}}",
+            )
         elif not bool(jnp.all(jnp.abs(x) <= 1.0 + 1e-12)):
-            raise ValueError(f"{name} must lie in [-1, 1], got {np.asarray(x)}")
+            raise ValueError(
+                f"{name} must lie in [-1, 1], got {np.asarray(x)}"
+            )
     lam = _check_lam(lam)
     zero = jnp.zeros(())
     return risk_from_overlaps(kappa, nu, zero, zero, zero, lam, task)
@@ -354,7 +416,11 @@ def _oracle_risk(lam, d, L, gamma, eps):
     g2 = gamma**2
     s = lam * gamma
     a = lam * q / jnp.sqrt(1.0 + 2.0 * s**2)
-    return eps**2 + g2 * (1.0 - 2.0 * erf(a) + zeta(lam * q, s)) + (L - 1) * expected_erf_sq_centered(lam)
+    return (
+        eps**2
+        + g2 * (1.0 - 2.0 * erf(a) + zeta(lam * q, s))
+        + (L - 1) * expected_erf_sq_centered(lam)
+    )
 
 
 class OptimalLambda(NamedTuple):
@@ -365,8 +431,11 @@ class OptimalLambda(NamedTuple):
     risk: float
 
 
-def optimal_lambda(task: SLRTask, bounds: tuple[float, float] = (1e-6, 1e2),
-                   xtol: float = 1e-10) -> OptimalLambda:
+def optimal_lambda(
+    task: SLRTask,
+    bounds: tuple[float, float] = (1e-6, 1e2),
+    xtol: float = 1e-10,
+) -> OptimalLambda:
     r"""The inverse temperature :math:`\lambda^\star = \arg\min_\lambda \mathcal R_\lambda(k^\star, v^\star)`.
 
     Minimises the closed-form oracle risk (Theorem 1, :func:`oracle_risk`) over :math:`\log\lambda`
@@ -403,13 +472,22 @@ def optimal_lambda(task: SLRTask, bounds: tuple[float, float] = (1e-6, 1e2),
     task = check_task(task)
     lo, hi = (float(b) for b in bounds)
     if not (0.0 < lo < hi and math.isfinite(hi)):
-        raise ValueError(f"bounds must satisfy 0 < lo < hi < inf, got {bounds!r}")
+        raise ValueError(
+            f"bounds must satisfy 0 < lo < hi < inf, got {bounds!r}"
+        )
 
     def objective(log_lam: float) -> float:
-        return float(_oracle_risk(math.exp(log_lam), task.d, task.L, task.gamma, task.eps))
+        return float(
+            _oracle_risk(
+                math.exp(log_lam), task.d, task.L, task.gamma, task.eps
+            )
+        )
 
     res = optimize.minimize_scalar(
-        objective, bounds=(math.log(lo), math.log(hi)), method="bounded", options={"xatol": xtol}
+        objective,
+        bounds=(math.log(lo), math.log(hi)),
+        method="bounded",
+        options={"xatol": xtol},
     )
     return OptimalLambda(math.exp(res.x), float(objective(res.x)))
 
@@ -470,7 +548,9 @@ def linear_risk(task: SLRTask) -> float:
     task = check_task(task)
     pi = np.asarray(task.pi, dtype=float)
     g2 = task.gamma**2
-    return float(task.eps**2 + g2 - np.sum(pi**2 * g2**2 / (1.0 - pi + pi * g2)))
+    return float(
+        task.eps**2 + g2 - np.sum(pi**2 * g2**2 / (1.0 - pi + pi * g2))
+    )
 
 
 def monte_carlo_risk(
@@ -527,7 +607,9 @@ def monte_carlo_risk(
     """
     task = check_task(task)
     if not callable(predict):
-        raise ValueError(f"predict must be a callable X -> predictions, got {predict!r}")
+        raise ValueError(
+            f"predict must be a callable X -> predictions, got {predict!r}"
+        )
 
     def squared_error(sample):
         pred = jnp.asarray(predict(sample.X))
@@ -538,7 +620,13 @@ def monte_carlo_risk(
                 f"(b = {n}), got shape {pred.shape}"
             )
         if not bool(jnp.all(jnp.isfinite(pred))):
-            raise ValueError("predict returned non-finite predictions (NaN or inf)")
-        return jnp.square(sample.y.reshape((n,) + (1,) * (pred.ndim - 1)) - pred)
+            raise ValueError(
+                "predict returned non-finite predictions (NaN or inf)"
+            )
+        return jnp.square(
+            sample.y.reshape((n,) + (1,) * (pred.ndim - 1)) - pred
+        )
 
-    return monte_carlo_mean(squared_error, task, k_star, v_star, key, n_samples, batch_size)
+    return monte_carlo_mean(
+        squared_error, task, k_star, v_star, key, n_samples, batch_size
+    )

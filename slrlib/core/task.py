@@ -60,8 +60,9 @@ class Sample(NamedTuple):
     J0: jax.Array
 
 
-def check_directions(k_star: ArrayLike, v_star: ArrayLike, d: int, *,
-                     batched: bool = False) -> tuple[jax.Array, jax.Array]:
+def check_directions(
+    k_star: ArrayLike, v_star: ArrayLike, d: int, *, batched: bool = False
+) -> tuple[jax.Array, jax.Array]:
     r"""Validate the oracle directions: shape (d,), finite, unit norm, orthogonal (Assumption 1).
 
     Parameters
@@ -90,7 +91,9 @@ def check_directions(k_star: ArrayLike, v_star: ArrayLike, d: int, *,
     if batched:
         for x, name in ((k_star, "k_star"), (v_star, "v_star")):
             if jnp.ndim(x) < 1 or jnp.shape(x)[-1] != d:
-                raise ValueError(f"{name} must have shape (..., {d}) (last axis = d = {d}), got shape {jnp.shape(x)}")
+                raise ValueError(
+                    f"{name} must have shape (..., {d}) (last axis = d = {d}), got shape {jnp.shape(x)}"
+                )
         try:
             shape = jnp.broadcast_shapes(jnp.shape(k_star), jnp.shape(v_star))
         except ValueError:
@@ -98,7 +101,10 @@ def check_directions(k_star: ArrayLike, v_star: ArrayLike, d: int, *,
                 f"k_star and v_star must have broadcastable leading (run) axes, got shapes "
                 f"{jnp.shape(k_star)} and {jnp.shape(v_star)}"
             ) from None
-        k_star, v_star = jnp.broadcast_to(k_star, shape), jnp.broadcast_to(v_star, shape)
+        k_star, v_star = (
+            jnp.broadcast_to(k_star, shape),
+            jnp.broadcast_to(v_star, shape),
+        )
     else:
         check_shape(k_star, "k_star", (d,))
         check_shape(v_star, "v_star", (d,))
@@ -159,13 +165,24 @@ class SLRTask:
     probs: tuple[float, ...] | None = field(default=None)
 
     def __post_init__(self):
-        d = check_positive_int(self.d, "d", minimum=2, why="k* and v* must be orthogonal unit vectors")
+        d = check_positive_int(
+            self.d,
+            "d",
+            minimum=2,
+            why="k* and v* must be orthogonal unit vectors",
+        )
         L = check_positive_int(self.L, "L")
-        gamma = check_real_scalar(self.gamma, "gamma", minimum=0.0, strict=True)
+        gamma = check_real_scalar(
+            self.gamma, "gamma", minimum=0.0, strict=True
+        )
         eps = check_real_scalar(self.eps, "eps", minimum=0.0)
         probs = self.probs
         if probs is not None:
-            arr = np.asarray(probs, dtype=float) if _is_numeric_sequence(probs) else None
+            arr = (
+                np.asarray(probs, dtype=float)
+                if _is_numeric_sequence(probs)
+                else None
+            )
             if arr is None or arr.ndim != 1 or arr.shape[0] != L:
                 raise ValueError(
                     f"probs must be a probability vector of length L = {L}, got {probs!r}"
@@ -175,7 +192,9 @@ class SLRTask:
             if np.any(arr < 0):
                 raise ValueError(f"probs must be non-negative, got {probs!r}")
             if abs(arr.sum() - 1.0) > 1e-9:
-                raise ValueError(f"probs must sum to 1, got sum {arr.sum()!r} for {probs!r}")
+                raise ValueError(
+                    f"probs must sum to 1, got sum {arr.sum()!r} for {probs!r}"
+                )
             probs = tuple(float(p) for p in arr / arr.sum())
         object.__setattr__(self, "d", d)
         object.__setattr__(self, "L", L)
@@ -199,7 +218,9 @@ class SLRTask:
     @property
     def is_uniform(self) -> bool:
         """Whether :math:`J_0` is uniform on ``{1, ..., L}``."""
-        return self.probs is None or bool(np.allclose(self.probs, 1.0 / self.L, rtol=0, atol=1e-15))
+        return self.probs is None or bool(
+            np.allclose(self.probs, 1.0 / self.L, rtol=0, atol=1e-15)
+        )
 
     def replace(self, **changes: Any) -> "SLRTask":
         """A copy with some parameters changed (validated again).
@@ -219,7 +240,13 @@ class SLRTask:
         ValueError
             When a new value is invalid (as in :class:`SLRTask`).
         """
-        params = {"d": self.d, "L": self.L, "gamma": self.gamma, "eps": self.eps, "probs": self.probs}
+        params = {
+            "d": self.d,
+            "L": self.L,
+            "gamma": self.gamma,
+            "eps": self.eps,
+            "probs": self.probs,
+        }
         params.update(changes)
         return SLRTask(**params)
 
@@ -249,7 +276,9 @@ class SLRTask:
         key = check_key(key)
         return _oracle_directions(key, self.d)
 
-    def sample(self, key: jax.Array, n: int, k_star: ArrayLike, v_star: ArrayLike) -> Sample:
+    def sample(
+        self, key: jax.Array, n: int, k_star: ArrayLike, v_star: ArrayLike
+    ) -> Sample:
         r"""Draw ``n`` independent samples :math:`(\mathbb X, Y, J_0)`.
 
         The same key gives the same sample.
@@ -278,7 +307,9 @@ class SLRTask:
         k_star, v_star = check_directions(k_star, v_star, self.d)
         return _sample(key, n, k_star, v_star, self)
 
-    def check_directions(self, k_star: ArrayLike, v_star: ArrayLike) -> tuple[jax.Array, jax.Array]:
+    def check_directions(
+        self, k_star: ArrayLike, v_star: ArrayLike
+    ) -> tuple[jax.Array, jax.Array]:
         """Validate ``(k_star, v_star)`` for this task (see :func:`check_directions`).
 
         Parameters
@@ -344,7 +375,9 @@ def check_task(task: object) -> SLRTask:
         When ``task`` is not an :class:`SLRTask`.
     """
     if not isinstance(task, SLRTask):
-        raise ValueError(f"task must be an SLRTask, got {type(task).__name__}: {task!r}")
+        raise ValueError(
+            f"task must be an SLRTask, got {type(task).__name__}: {task!r}"
+        )
     return task
 
 
@@ -368,12 +401,31 @@ def _oracle_directions(key, d):
 
 
 def _sample(key, n, k_star, v_star, task: SLRTask) -> Sample:
-    return sample_kernel(key, n, task.L, task.d, k_star, v_star, task.gamma, task.eps, jnp.log(task.pi))
+    return sample_kernel(
+        key,
+        n,
+        task.L,
+        task.d,
+        k_star,
+        v_star,
+        task.gamma,
+        task.eps,
+        jnp.log(task.pi),
+    )
 
 
 @partial(jax.jit, static_argnums=(1, 2, 3))
-def sample_kernel(key: jax.Array, n: int, L: int, d: int, k_star: ArrayLike, v_star: ArrayLike, gamma: ArrayLike,
-                  eps: ArrayLike, log_pi: ArrayLike) -> Sample:
+def sample_kernel(
+    key: jax.Array,
+    n: int,
+    L: int,
+    d: int,
+    k_star: ArrayLike,
+    v_star: ArrayLike,
+    gamma: ArrayLike,
+    eps: ArrayLike,
+    log_pi: ArrayLike,
+) -> Sample:
     r"""The sampler of :meth:`SLRTask.sample` as a pure, compiled function (no validation).
 
     Compiled once per shape ``(n, L, d)`` (static); :math:`k^\star, v^\star, \gamma,
@@ -462,14 +514,29 @@ class MultiLocationTask:
     eps: float = 0.0
 
     def __post_init__(self):
-        d = check_positive_int(self.d, "d", minimum=2, why="k* and v* must be orthogonal unit vectors")
+        d = check_positive_int(
+            self.d,
+            "d",
+            minimum=2,
+            why="k* and v* must be orthogonal unit vectors",
+        )
         L = check_positive_int(self.L, "L")
         M = check_positive_int(self.M, "M")
         if M > L:
-            raise ValueError(f"M must be <= L = {L} (the M relevant positions are distinct), got {M}")
-        gamma = check_real_scalar(self.gamma, "gamma", minimum=0.0, strict=True)
+            raise ValueError(
+                f"M must be <= L = {L} (the M relevant positions are distinct), got {M}"
+            )
+        gamma = check_real_scalar(
+            self.gamma, "gamma", minimum=0.0, strict=True
+        )
         eps = check_real_scalar(self.eps, "eps", minimum=0.0)
-        for name, value in (("d", d), ("L", L), ("M", M), ("gamma", gamma), ("eps", eps)):
+        for name, value in (
+            ("d", d),
+            ("L", L),
+            ("M", M),
+            ("gamma", gamma),
+            ("eps", eps),
+        ):
             object.__setattr__(self, name, value)
 
     @property
@@ -500,7 +567,13 @@ class MultiLocationTask:
         ValueError
             When a new value is invalid (as in :class:`MultiLocationTask`).
         """
-        params = {"d": self.d, "L": self.L, "M": self.M, "gamma": self.gamma, "eps": self.eps}
+        params = {
+            "d": self.d,
+            "L": self.L,
+            "M": self.M,
+            "gamma": self.gamma,
+            "eps": self.eps,
+        }
         params.update(changes)
         return MultiLocationTask(**params)
 
@@ -525,9 +598,13 @@ class MultiLocationTask:
             When ``key`` is not a ``jax.random`` key.
         """
         key = check_key(key)
-        return jax.vmap(lambda k: _oracle_directions(k, self.d))(jax.random.split(key, self.M))
+        return jax.vmap(lambda k: _oracle_directions(k, self.d))(
+            jax.random.split(key, self.M)
+        )
 
-    def check_directions(self, K_star: ArrayLike, V_star: ArrayLike) -> tuple[jax.Array, jax.Array]:
+    def check_directions(
+        self, K_star: ArrayLike, V_star: ArrayLike
+    ) -> tuple[jax.Array, jax.Array]:
         """Validate ``K_star, V_star``: shape (M, d), finite, unit rows, row m of each orthogonal.
 
         Parameters
@@ -556,7 +633,9 @@ class MultiLocationTask:
         check_orthogonal(K_star, V_star, "K_star[m]", "V_star[m]")
         return K_star, V_star
 
-    def sample(self, key: jax.Array, n: int, K_star: ArrayLike, V_star: ArrayLike) -> MultiSample:
+    def sample(
+        self, key: jax.Array, n: int, K_star: ArrayLike, V_star: ArrayLike
+    ) -> MultiSample:
         """Draw ``n`` independent samples of the multiple-location task.
 
         Parameters
@@ -581,12 +660,22 @@ class MultiLocationTask:
         key = check_key(key)
         n = check_positive_int(n, "n")
         K_star, V_star = self.check_directions(K_star, V_star)
-        return multi_sample_kernel(key, n, self.L, self.d, K_star, V_star, self.gamma, self.eps)
+        return multi_sample_kernel(
+            key, n, self.L, self.d, K_star, V_star, self.gamma, self.eps
+        )
 
 
 @partial(jax.jit, static_argnums=(1, 2, 3))
-def multi_sample_kernel(key: jax.Array, n: int, L: int, d: int, K_star: ArrayLike, V_star: ArrayLike,
-                        gamma: ArrayLike, eps: ArrayLike) -> MultiSample:
+def multi_sample_kernel(
+    key: jax.Array,
+    n: int,
+    L: int,
+    d: int,
+    K_star: ArrayLike,
+    V_star: ArrayLike,
+    gamma: ArrayLike,
+    eps: ArrayLike,
+) -> MultiSample:
     r"""The sampler of :meth:`MultiLocationTask.sample` as a pure, compiled function (no validation).
 
     Static ``(n, L, d)``; ``K_star, V_star`` (M, d), :math:`\gamma, \varepsilon` traced. Same key,
@@ -618,5 +707,7 @@ def multi_sample_kernel(key: jax.Array, n: int, L: int, d: int, K_star: ArrayLik
     relevant = onehot.sum(axis=1)[..., None] > 0
     X = jnp.where(relevant, means + gamma * Z, Z)
     X_rel = jnp.take_along_axis(X, J[..., None], axis=1)  # (n, M, d)
-    y = jnp.einsum("nmd,md->n", X_rel, V_star) + eps * jax.random.normal(noise_key, (n,))
+    y = jnp.einsum("nmd,md->n", X_rel, V_star) + eps * jax.random.normal(
+        noise_key, (n,)
+    )
     return MultiSample(X, y, J)

@@ -122,7 +122,9 @@ class PGDConfig:
 
     def __post_init__(self):
         if self.init not in ("sphere", "manifold"):
-            raise ValueError(f"init must be 'sphere' or 'manifold', got {self.init!r}")
+            raise ValueError(
+                f"init must be 'sphere' or 'manifold', got {self.init!r}"
+            )
 
     @property
     def task(self) -> SLRTask:
@@ -154,14 +156,46 @@ class PGDConfig:
 PGD_CONFIGS: dict[str, PGDConfig] = {
     c.name: c
     for c in (
-        PGDConfig(name="fig4a", title="Figure 4(a): uniform initialisation, decreasing λ_t = 1/(1 + 1e-4 t)",
-                  init="sphere", lam=1.0, schedule="paper", alpha=4e-3, n_steps=120_000, log_every=300),
-        PGDConfig(name="fig4b", title="Figure 4(b): initialisation on M, λ = 0.1 (Theorem 5)",
-                  init="manifold", lam=0.1, schedule="constant", alpha=4e-3, n_steps=20_000, log_every=200),
-        PGDConfig(name="fig7a", title="Figure 7(a): uniform initialisation, constant λ = 0.9",
-                  init="sphere", lam=0.9, schedule="constant", alpha=1e-3, n_steps=120_000, log_every=300),
-        PGDConfig(name="fig7b", title="Figure 7(b): uniform initialisation, constant λ = 0.1",
-                  init="sphere", lam=0.1, schedule="constant", alpha=4e-3, n_steps=20_000, log_every=200),
+        PGDConfig(
+            name="fig4a",
+            title="Figure 4(a): uniform initialisation, decreasing λ_t = 1/(1 + 1e-4 t)",
+            init="sphere",
+            lam=1.0,
+            schedule="paper",
+            alpha=4e-3,
+            n_steps=120_000,
+            log_every=300,
+        ),
+        PGDConfig(
+            name="fig4b",
+            title="Figure 4(b): initialisation on M, λ = 0.1 (Theorem 5)",
+            init="manifold",
+            lam=0.1,
+            schedule="constant",
+            alpha=4e-3,
+            n_steps=20_000,
+            log_every=200,
+        ),
+        PGDConfig(
+            name="fig7a",
+            title="Figure 7(a): uniform initialisation, constant λ = 0.9",
+            init="sphere",
+            lam=0.9,
+            schedule="constant",
+            alpha=1e-3,
+            n_steps=120_000,
+            log_every=300,
+        ),
+        PGDConfig(
+            name="fig7b",
+            title="Figure 7(b): uniform initialisation, constant λ = 0.1",
+            init="sphere",
+            lam=0.1,
+            schedule="constant",
+            alpha=4e-3,
+            n_steps=20_000,
+            log_every=200,
+        ),
     )
 }
 
@@ -207,7 +241,9 @@ class Initialisation(NamedTuple):
     v0: np.ndarray
 
 
-def pgd_initialisation(config: PGDConfig | str, key: jax.Array | None = None) -> Initialisation:
+def pgd_initialisation(
+    config: PGDConfig | str, key: jax.Array | None = None
+) -> Initialisation:
     r"""The task directions and initial pairs that :func:`run_pgd_experiment` uses with ``key``.
 
     ``key`` is split in two: the first half draws :math:`(k^\star, v^\star)`
@@ -241,7 +277,9 @@ def pgd_initialisation(config: PGDConfig | str, key: jax.Array | None = None) ->
     if config.init == "sphere":
         k0, v0 = uniform_directions(init_key, config.d, (config.n_runs,))
     else:
-        k0, v0 = manifold_directions(init_key, k_star, v_star, (config.n_runs,))
+        k0, v0 = manifold_directions(
+            init_key, k_star, v_star, (config.n_runs,)
+        )
     return numpy_record(Initialisation(k_star, v_star, k0, v0))
 
 
@@ -265,14 +303,20 @@ def resolve_config(config: PGDConfig | str) -> PGDConfig:
     """
     if isinstance(config, str):
         if config not in PGD_CONFIGS:
-            raise ValueError(f"config must be one of {sorted(PGD_CONFIGS)}, got {config!r}")
+            raise ValueError(
+                f"config must be one of {sorted(PGD_CONFIGS)}, got {config!r}"
+            )
         config = PGD_CONFIGS[config]
     if not isinstance(config, PGDConfig):
-        raise ValueError(f"config must be a PGDConfig or a name of PGD_CONFIGS, got {config!r}")
+        raise ValueError(
+            f"config must be a PGDConfig or a name of PGD_CONFIGS, got {config!r}"
+        )
     return config
 
 
-def run_pgd_experiment(config: PGDConfig | str, key: jax.Array | None = None) -> PGDExperiment:
+def run_pgd_experiment(
+    config: PGDConfig | str, key: jax.Array | None = None
+) -> PGDExperiment:
     r"""Run a PGD configuration (a :class:`PGDConfig` or a name of :data:`PGD_CONFIGS`).
 
     The key draws :math:`(k^\star, v^\star)`, then the ``n_runs`` initialisations
@@ -301,8 +345,18 @@ def run_pgd_experiment(config: PGDConfig | str, key: jax.Array | None = None) ->
     check_positive_int(config.n_runs, "n_runs")
     start = time.perf_counter()
     k_star, v_star, k0, v0 = pgd_initialisation(config, key)
-    result = pgd(k0, v0, k_star, v_star, config.task, lam=config.lam, alpha=config.alpha,
-                 n_steps=config.n_steps, schedule=config.schedule, log_every=config.log_every)
+    result = pgd(
+        k0,
+        v0,
+        k_star,
+        v_star,
+        config.task,
+        lam=config.lam,
+        alpha=config.alpha,
+        n_steps=config.n_steps,
+        schedule=config.schedule,
+        log_every=config.log_every,
+    )
     jax.block_until_ready(result.kappa)
     return PGDExperiment(config, result, time.perf_counter() - start)
 
@@ -458,7 +512,11 @@ class SGDConfig:
 
         :math:`\lambda_T = \lambda_0/(1 + \text{decay}\cdot\min(T, t_{\rm freeze}))`.
         """
-        t_last = self.n_steps if self.freeze_after is None else min(self.n_steps, self.freeze_after)
+        t_last = (
+            self.n_steps
+            if self.freeze_after is None
+            else min(self.n_steps, self.freeze_after)
+        )
         return self.lam / (1.0 + self.decay * t_last)
 
     @property
@@ -493,11 +551,28 @@ class SGDConfig:
 SGD_CONFIGS: dict[str, SGDConfig] = {
     c.name: c
     for c in (
-        SGDConfig(name="fig5", title="Figure 5: stochastic PGD on the empirical risk, λ_t = 2/(1 + 1e-4 t)",
-                  lam=2.0, decay=1e-4, alpha=1e-3, n_steps=200_000, log_every=500),
-        SGDConfig(name="fig9", title="Figure 9: two heads (31) on two relevant tokens (30)",
-                  lam=2.0, decay=2e-4, alpha=1e-3, n_steps=100_000, log_every=1000, M=2, heads=2,
-                  freeze_after=25_000, n_runs=20),
+        SGDConfig(
+            name="fig5",
+            title="Figure 5: stochastic PGD on the empirical risk, λ_t = 2/(1 + 1e-4 t)",
+            lam=2.0,
+            decay=1e-4,
+            alpha=1e-3,
+            n_steps=200_000,
+            log_every=500,
+        ),
+        SGDConfig(
+            name="fig9",
+            title="Figure 9: two heads (31) on two relevant tokens (30)",
+            lam=2.0,
+            decay=2e-4,
+            alpha=1e-3,
+            n_steps=100_000,
+            log_every=1000,
+            M=2,
+            heads=2,
+            freeze_after=25_000,
+            n_runs=20,
+        ),
     )
 }
 
@@ -532,30 +607,45 @@ class SGDExperiment(NamedTuple):
         Theorem 1): the quantity the held-out risk estimates. Raises ``ValueError`` otherwise.
         """
         if self.config.M != 1 or self.config.heads != 1:
-            raise ValueError("population_excess_risk needs M = 1 and heads = 1 (the closed form of Theorem 1)")
+            raise ValueError(
+                "population_excess_risk needs M = 1 and heads = 1 (the closed form of Theorem 1)"
+            )
         r = self.result
-        ov = [np.asarray(x)[:, 0, 0] for x in (r.kappa, r.nu, r.theta, r.eta)] + [np.asarray(r.rho)[:, 0]]
-        risk = risk_from_overlaps(*ov, np.asarray(r.lam)[None, :], self.config.task)
+        ov = [
+            np.asarray(x)[:, 0, 0] for x in (r.kappa, r.nu, r.theta, r.eta)
+        ] + [np.asarray(r.rho)[:, 0]]
+        risk = risk_from_overlaps(
+            *ov, np.asarray(r.lam)[None, :], self.config.task
+        )
         return np.asarray(risk) - self.config.eps**2
 
 
 def _resolve_sgd_config(config: SGDConfig | str) -> SGDConfig:
     if isinstance(config, str):
         if config not in SGD_CONFIGS:
-            raise ValueError(f"config must be one of {sorted(SGD_CONFIGS)}, got {config!r}")
+            raise ValueError(
+                f"config must be one of {sorted(SGD_CONFIGS)}, got {config!r}"
+            )
         config = SGD_CONFIGS[config]
     if not isinstance(config, SGDConfig):
-        raise ValueError(f"config must be an SGDConfig or a name of SGD_CONFIGS, got {config!r}")
+        raise ValueError(
+            f"config must be an SGDConfig or a name of SGD_CONFIGS, got {config!r}"
+        )
     return config
 
 
 def _task_directions(config: SGDConfig, star_key):
     task = config.task
-    stars = [task.oracle_directions(k) for k in jax.random.split(star_key, config.n_runs)]
+    stars = [
+        task.oracle_directions(k)
+        for k in jax.random.split(star_key, config.n_runs)
+    ]
     return jnp.stack([s[0] for s in stars]), jnp.stack([s[1] for s in stars])
 
 
-def sgd_initialisation(config: SGDConfig | str, key: jax.Array | None = None) -> Initialisation:
+def sgd_initialisation(
+    config: SGDConfig | str, key: jax.Array | None = None
+) -> Initialisation:
     """The task directions and initial pairs that :func:`run_sgd_experiment` uses with ``key``.
 
     The key is split into an initialisation key and a key for the batches; the initialisation
@@ -586,12 +676,18 @@ def sgd_initialisation(config: SGDConfig | str, key: jax.Array | None = None) ->
     key = jax.random.key(config.seed) if key is None else check_key(key)
     star_key, init_key = jax.random.split(jax.random.split(key)[0])
     K_star, V_star = _task_directions(config, star_key)
-    k0, v0 = uniform_directions(init_key, config.d, (config.n_runs * config.heads,))
+    k0, v0 = uniform_directions(
+        init_key, config.d, (config.n_runs * config.heads,)
+    )
     shape = (config.n_runs, config.heads, config.d)
-    return numpy_record(Initialisation(K_star, V_star, k0.reshape(shape), v0.reshape(shape)))
+    return numpy_record(
+        Initialisation(K_star, V_star, k0.reshape(shape), v0.reshape(shape))
+    )
 
 
-def sgd_task_directions(config: SGDConfig | str, key: jax.Array | None = None) -> tuple[jax.Array, jax.Array]:
+def sgd_task_directions(
+    config: SGDConfig | str, key: jax.Array | None = None
+) -> tuple[jax.Array, jax.Array]:
     """Each run's task directions, as :func:`run_sgd_experiment` draws them with the same key.
 
     Cheap: no SGD step is taken, no start point drawn.
@@ -616,11 +712,15 @@ def sgd_task_directions(config: SGDConfig | str, key: jax.Array | None = None) -
     """
     config = _resolve_sgd_config(config)
     key = jax.random.key(config.seed) if key is None else check_key(key)
-    star_key = jax.random.split(jax.random.split(key)[0])[0]  # as in sgd_initialisation
+    star_key = jax.random.split(jax.random.split(key)[0])[
+        0
+    ]  # as in sgd_initialisation
     return _task_directions(config, star_key)
 
 
-def run_sgd_experiment(config: SGDConfig | str, key: jax.Array | None = None) -> SGDExperiment:
+def run_sgd_experiment(
+    config: SGDConfig | str, key: jax.Array | None = None
+) -> SGDExperiment:
     """Run a stochastic-PGD configuration (an :class:`SGDConfig` or a name of :data:`SGD_CONFIGS`).
 
     The key draws each run's task directions, the initialisations (:func:`sgd_initialisation`),
@@ -651,10 +751,23 @@ def run_sgd_experiment(config: SGDConfig | str, key: jax.Array | None = None) ->
     start = time.perf_counter()
     run_key = jax.random.split(key)[1]
     K_star, V_star, K0, V0 = sgd_initialisation(config, key)
-    result = sgd(K0, V0, K_star, V_star, config.task, lam=config.lam, alpha=config.alpha,
-                 n_steps=config.n_steps, batch_size=config.batch_size, key=run_key,
-                 decay=config.decay, freeze_after=config.freeze_after, log_every=config.log_every,
-                 test_size=config.test_size, sampler=config.sampler)
+    result = sgd(
+        K0,
+        V0,
+        K_star,
+        V_star,
+        config.task,
+        lam=config.lam,
+        alpha=config.alpha,
+        n_steps=config.n_steps,
+        batch_size=config.batch_size,
+        key=run_key,
+        decay=config.decay,
+        freeze_after=config.freeze_after,
+        log_every=config.log_every,
+        test_size=config.test_size,
+        sampler=config.sampler,
+    )
     return SGDExperiment(config, result, time.perf_counter() - start)
 
 
@@ -675,10 +788,21 @@ def sgd_table(exp: SGDExperiment) -> dict[str, np.ndarray]:
     r = exp.result
     kappa = np.asarray(r.kappa)
     runs, H, M, n_log = kappa.shape
-    grid = np.meshgrid(np.arange(runs), np.arange(H), np.arange(M), np.arange(n_log), indexing="ij")
+    grid = np.meshgrid(
+        np.arange(runs),
+        np.arange(H),
+        np.arange(M),
+        np.arange(n_log),
+        indexing="ij",
+    )
     run, head, loc, idx = (g.ravel() for g in grid)
-    cols = {"run": run, "head": head, "location": loc, "step": np.asarray(r.steps)[idx],
-            "lam": np.asarray(r.lam)[idx]}
+    cols = {
+        "run": run,
+        "head": head,
+        "location": loc,
+        "step": np.asarray(r.steps)[idx],
+        "lam": np.asarray(r.lam)[idx],
+    }
     for name in ("kappa", "nu", "theta", "eta"):
         cols[name] = np.asarray(getattr(r, name)).ravel()
     cols["rho"] = np.asarray(r.rho)[run, head, idx]

@@ -9,14 +9,42 @@ from __future__ import annotations
 
 from slrlib.case_studies.token_selection.group_sparse import GroupSparseConfig
 
-__all__ = ["PRETRAIN_CONFIGS", "PRETRAIN_SEED", "DOWNSTREAM_NS", "DOWNSTREAM_SEEDS", "DOWNSTREAM_TEST",
-           "DOWNSTREAM_SEED", "DOWNSTREAM_C", "DOWNSTREAM_FROM"]
+__all__ = [
+    "PRETRAIN_CONFIGS",
+    "PRETRAIN_SEED",
+    "DOWNSTREAM_NS",
+    "DOWNSTREAM_SEEDS",
+    "DOWNSTREAM_TEST",
+    "DOWNSTREAM_SEED",
+    "DOWNSTREAM_C",
+    "DOWNSTREAM_FROM",
+]
 
 #: The pre-training runs (name → configuration), all with ``jax.random.key(PRETRAIN_SEED)``.
 PRETRAIN_CONFIGS = {
-    "raw": GroupSparseConfig(n=500, d=4, D=6, j_star=1, eta=1.0, n_steps=1000, log_every=10),
-    "sym": GroupSparseConfig(n=500, d=4, D=6, j_star=1, eta=1.0, n_steps=1000, log_every=10, symmetrize=True),
-    "D16": GroupSparseConfig(n=500, d=4, D=16, j_star=1, eta=0.5, n_steps=1000, log_every=10, symmetrize=True),
+    "raw": GroupSparseConfig(
+        n=500, d=4, D=6, j_star=1, eta=1.0, n_steps=1000, log_every=10
+    ),
+    "sym": GroupSparseConfig(
+        n=500,
+        d=4,
+        D=6,
+        j_star=1,
+        eta=1.0,
+        n_steps=1000,
+        log_every=10,
+        symmetrize=True,
+    ),
+    "D16": GroupSparseConfig(
+        n=500,
+        d=4,
+        D=16,
+        j_star=1,
+        eta=0.5,
+        n_steps=1000,
+        log_every=10,
+        symmetrize=True,
+    ),
 }
 #: Seed of the pre-training runs.
 PRETRAIN_SEED = 0

@@ -20,7 +20,9 @@ if TYPE_CHECKING:
 __all__ = ["match_heads", "matched_overlaps"]
 
 
-def match_heads(kappa_final: ArrayLike, *, rule: Literal["optimal", "greedy"] = "optimal") -> np.ndarray:
+def match_heads(
+    kappa_final: ArrayLike, *, rule: Literal["optimal", "greedy"] = "optimal"
+) -> np.ndarray:
     r"""The head matched to each location, from the final alignments :math:`\kappa_{hm}`.
 
     Parameters
@@ -48,19 +50,29 @@ def match_heads(kappa_final: ArrayLike, *, rule: Literal["optimal", "greedy"] = 
     """
     kappa = np.abs(np.asarray(kappa_final, dtype=float))
     if kappa.ndim != 3:
-        raise ValueError(f"kappa_final must have shape (runs, H, M), got shape {kappa.shape}")
+        raise ValueError(
+            f"kappa_final must have shape (runs, H, M), got shape {kappa.shape}"
+        )
     if not np.all(np.isfinite(kappa)):
         raise ValueError("kappa_final must be finite")
     runs, H, M = kappa.shape
     if rule == "optimal":
         if H < M:
-            raise ValueError(f"kappa_final must have H >= M for rule='optimal', got H = {H} < M = {M}")
+            raise ValueError(
+                f"kappa_final must have H >= M for rule='optimal', got H = {H} < M = {M}"
+            )
         perms = list(itertools.permutations(range(H), M))
-        scores = np.stack([kappa[:, list(p), list(range(M))].sum(-1) for p in perms], axis=-1)
-        return np.asarray(perms, dtype=int).reshape(-1, M)[np.argmax(scores, axis=-1)]
+        scores = np.stack(
+            [kappa[:, list(p), list(range(M))].sum(-1) for p in perms], axis=-1
+        )
+        return np.asarray(perms, dtype=int).reshape(-1, M)[
+            np.argmax(scores, axis=-1)
+        ]
     if rule == "greedy":
         if H != M:
-            raise ValueError(f"kappa_final must have H = M for rule='greedy', got H = {H}, M = {M}")
+            raise ValueError(
+                f"kappa_final must have H = M for rule='greedy', got H = {H}, M = {M}"
+            )
         perm = np.empty((runs, M), dtype=int)
         for i in range(runs):
             free = list(range(M))
@@ -72,7 +84,9 @@ def match_heads(kappa_final: ArrayLike, *, rule: Literal["optimal", "greedy"] = 
     raise ValueError(f"rule must be 'optimal' or 'greedy', got {rule!r}")
 
 
-def matched_overlaps(result: SGDResult, perm: ArrayLike | None = None) -> dict[str, np.ndarray]:
+def matched_overlaps(
+    result: SGDResult, perm: ArrayLike | None = None
+) -> dict[str, np.ndarray]:
     r"""Overlaps of the head matched to each location, shape (runs, M, logs).
 
     Parameters
@@ -97,11 +111,15 @@ def matched_overlaps(result: SGDResult, perm: ArrayLike | None = None) -> dict[s
     kappa = np.asarray(result.kappa)
     nu = np.asarray(result.nu)
     if kappa.ndim != 4:
-        raise ValueError(f"result.kappa must have shape (runs, H, M, logs), got shape {kappa.shape}")
+        raise ValueError(
+            f"result.kappa must have shape (runs, H, M, logs), got shape {kappa.shape}"
+        )
     runs, _, M, _ = kappa.shape
     perm = match_heads(kappa[..., -1]) if perm is None else np.asarray(perm)
     if perm.shape != (runs, M):
-        raise ValueError(f"perm must have shape (runs, M) = ({runs}, {M}), got shape {perm.shape}")
+        raise ValueError(
+            f"perm must have shape (runs, M) = ({runs}, {M}), got shape {perm.shape}"
+        )
     r = np.arange(runs)[:, None]
     m = np.arange(M)[None, :]
     out = {"kappa": kappa[r, perm, m], "nu": nu[r, perm, m], "perm": perm}

@@ -10,7 +10,14 @@ import numpy as np
 
 from slrlib.case_studies.token_selection import nn1
 
-__all__ = ["CONFIG", "SEED", "MARGIN_SEED", "MARGIN_DELTAS", "MARGIN_N", "MARGIN_R"]
+__all__ = [
+    "CONFIG",
+    "SEED",
+    "MARGIN_SEED",
+    "MARGIN_DELTAS",
+    "MARGIN_N",
+    "MARGIN_R",
+]
 
 #: The run of the chapter: d = 4, N = 16, σ = 4, step size 1.5, 20 000 steps of 128 fresh prompts.
 CONFIG = nn1.NN1Config()

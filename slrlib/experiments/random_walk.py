@@ -10,11 +10,22 @@ from dataclasses import replace
 
 from slrlib.case_studies.token_selection.random_walk import RandomWalkConfig
 
-__all__ = ["HALF", "DRIFT", "DRIFT_LARGE_EPS", "RIDGE", "RIDGE_SMALL_STEP", "RIDGE_CE", "OFF_RIDGE",
-           "INIT_SCALE", "SEEDS"]
+__all__ = [
+    "HALF",
+    "DRIFT",
+    "DRIFT_LARGE_EPS",
+    "RIDGE",
+    "RIDGE_SMALL_STEP",
+    "RIDGE_CE",
+    "OFF_RIDGE",
+    "INIT_SCALE",
+    "SEEDS",
+]
 
 #: The talk's experiment: p = 1/2, K = 20, N = 101 (log loss, ε = 1; step size 100, see the chapter).
-HALF = RandomWalkConfig(K=20, N=101, p=0.5, steps=200, lr=100.0, eps=1.0, batch=1000, n_test=10_000)
+HALF = RandomWalkConfig(
+    K=20, N=101, p=0.5, steps=200, lr=100.0, eps=1.0, batch=1000, n_test=10_000
+)
 #: A drifting walk, p = 0.8, same training.
 DRIFT = replace(HALF, p=0.8)
 #: The drifting walk with ε = 10 and step size 300.

@@ -12,7 +12,11 @@ import numpy as np
 
 from slrlib.core.task import MultiLocationTask, SLRTask
 from slrlib.experiments.heads import match_heads
-from slrlib.training.transformer import TransformerConfig, TransformerResult, train_transformer
+from slrlib.training.transformer import (
+    TransformerConfig,
+    TransformerResult,
+    train_transformer,
+)
 from slrlib.validation import check_positive_int
 
 __all__ = [
@@ -27,18 +31,39 @@ __all__ = [
 #: The paper's two Transformer experiments (Appendix E.3 and the authors' published configuration).
 TRANSFORMER_CONFIGS: dict[str, TransformerConfig] = {
     "fig8": TransformerConfig(
-        name="fig8", title="Figure 8: single-head Transformer layer, single-location regression",
-        task=SLRTask(d=80, L=10, eps=0.1), n_heads=1, r=80, m=200, alpha=1e-2, batch_size=128,
-        test_size=1000, n_steps=8000, log_every=100, n_runs=20),
+        name="fig8",
+        title="Figure 8: single-head Transformer layer, single-location regression",
+        task=SLRTask(d=80, L=10, eps=0.1),
+        n_heads=1,
+        r=80,
+        m=200,
+        alpha=1e-2,
+        batch_size=128,
+        test_size=1000,
+        n_steps=8000,
+        log_every=100,
+        n_runs=20,
+    ),
     "fig10": TransformerConfig(
-        name="fig10", title="Figure 10: two-head Transformer layer, two-location regression",
-        task=MultiLocationTask(d=80, L=10, M=2, eps=0.1), n_heads=2, r=40, m=200, alpha=2e-2,
-        batch_size=128, test_size=1000, n_steps=10_000, log_every=100, n_runs=10),
+        name="fig10",
+        title="Figure 10: two-head Transformer layer, two-location regression",
+        task=MultiLocationTask(d=80, L=10, M=2, eps=0.1),
+        n_heads=2,
+        r=40,
+        m=200,
+        alpha=2e-2,
+        batch_size=128,
+        test_size=1000,
+        n_steps=10_000,
+        log_every=100,
+        n_runs=10,
+    ),
 }
 
 
-
-def resolve_transformer_config(config: TransformerConfig | str) -> TransformerConfig:
+def resolve_transformer_config(
+    config: TransformerConfig | str,
+) -> TransformerConfig:
     """A :class:`TransformerConfig`, given itself or its name in :data:`TRANSFORMER_CONFIGS`.
 
     Parameters
@@ -58,7 +83,9 @@ def resolve_transformer_config(config: TransformerConfig | str) -> TransformerCo
     """
     if isinstance(config, str):
         if config not in TRANSFORMER_CONFIGS:
-            raise ValueError(f"name must be one of {sorted(TRANSFORMER_CONFIGS)}, got {config!r}")
+            raise ValueError(
+                f"name must be one of {sorted(TRANSFORMER_CONFIGS)}, got {config!r}"
+            )
         return TRANSFORMER_CONFIGS[config]
     if not isinstance(config, TransformerConfig):
         raise ValueError(
@@ -67,8 +94,12 @@ def resolve_transformer_config(config: TransformerConfig | str) -> TransformerCo
     return config
 
 
-def run_transformer_experiment(name_or_config: TransformerConfig | str, *, n_runs: int | None = None,
-                               seed: int = 0) -> TransformerResult:
+def run_transformer_experiment(
+    name_or_config: TransformerConfig | str,
+    *,
+    n_runs: int | None = None,
+    seed: int = 0,
+) -> TransformerResult:
     """Run a Transformer configuration from ``jax.random.key(seed)``.
 
     Parameters
@@ -95,7 +126,11 @@ def run_transformer_experiment(name_or_config: TransformerConfig | str, *, n_run
     config = resolve_transformer_config(name_or_config)
     if n_runs is not None:
         config = config.replace(n_runs=check_positive_int(n_runs, "n_runs"))
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+    if (
+        isinstance(seed, (bool, np.bool_))
+        or not isinstance(seed, (int, np.integer))
+        or seed < 0
+    ):
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     return train_transformer(config, jax.random.key(int(seed)))
 
@@ -118,7 +153,9 @@ def matched_alignments(result: TransformerResult) -> dict[str, np.ndarray]:
         ``[..., i, j]`` entry is the alignment of location i's head with location j (the diagonal
         is the matched alignment); ``head`` (runs, M): which head serves each location.
     """
-    head = match_heads(result.kappa[:, -1], rule="greedy")  # head[i, j]: the head serving location j
+    head = match_heads(
+        result.kappa[:, -1], rule="greedy"
+    )  # head[i, j]: the head serving location j
     out = {"head": head}
     for name in ("kappa", "kappa_u", "nu", "nu_gated"):
         a = np.asarray(getattr(result, name))
@@ -143,15 +180,21 @@ def transformer_table(result: TransformerResult) -> dict[str, np.ndarray]:
     n_runs, n_logs, H, M = result.kappa.shape
     shape = (n_runs, n_logs, H)
     cols = {
-        "run": np.broadcast_to(np.arange(n_runs)[:, None, None], shape).ravel(),
+        "run": np.broadcast_to(
+            np.arange(n_runs)[:, None, None], shape
+        ).ravel(),
         "step": np.broadcast_to(result.steps[None, :, None], shape).ravel(),
         "head": np.broadcast_to(np.arange(H)[None, None, :], shape).ravel(),
-        "excess_risk": np.broadcast_to(result.excess_risk[:, :, None], shape).ravel().astype(float),
+        "excess_risk": np.broadcast_to(result.excess_risk[:, :, None], shape)
+        .ravel()
+        .astype(float),
         "ratio": result.ratio.ravel().astype(float),
     }
     for m in range(M):
         for name in ("kappa", "kappa_u", "nu", "nu_gated"):
-            cols[f"{name}_{m + 1}"] = np.asarray(getattr(result, name))[..., m].ravel().astype(float)
+            cols[f"{name}_{m + 1}"] = (
+                np.asarray(getattr(result, name))[..., m].ravel().astype(float)
+            )
     return cols
 
 
@@ -175,13 +218,21 @@ def matched_table(result: TransformerResult) -> dict[str, np.ndarray]:
     n_runs, n_logs, M, _ = matched["kappa"].shape
     shape = (n_runs, n_logs, M)
     cols = {
-        "run": np.broadcast_to(np.arange(n_runs)[:, None, None], shape).ravel(),
+        "run": np.broadcast_to(
+            np.arange(n_runs)[:, None, None], shape
+        ).ravel(),
         "step": np.broadcast_to(result.steps[None, :, None], shape).ravel(),
-        "location": np.broadcast_to(np.arange(1, M + 1)[None, None, :], shape).ravel(),
+        "location": np.broadcast_to(
+            np.arange(1, M + 1)[None, None, :], shape
+        ).ravel(),
         "head": np.broadcast_to(matched["head"][:, None, :], shape).ravel(),
-        "excess_risk": np.broadcast_to(result.excess_risk[:, :, None], shape).ravel().astype(float),
+        "excess_risk": np.broadcast_to(result.excess_risk[:, :, None], shape)
+        .ravel()
+        .astype(float),
     }
     for j in range(M):
         for name in ("kappa", "kappa_u", "nu", "nu_gated"):
-            cols[f"{name}_{j + 1}"] = matched[name][..., j].ravel().astype(float)
+            cols[f"{name}_{j + 1}"] = (
+                matched[name][..., j].ravel().astype(float)
+            )
     return cols

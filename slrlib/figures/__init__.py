@@ -37,8 +37,19 @@ import numpy as np
 
 from slrlib.plots.style import legible
 
-__all__ = ["FigureSpec", "register", "names", "get", "write_csv", "write_figure", "FigureCost", "COST_CLASSES",
-           "COSTS_FILE", "recorded_costs", "cost"]
+__all__ = [
+    "FigureSpec",
+    "register",
+    "names",
+    "get",
+    "write_csv",
+    "write_figure",
+    "FigureCost",
+    "COST_CLASSES",
+    "COSTS_FILE",
+    "recorded_costs",
+    "cost",
+]
 
 _MODULES = (
     "slrlib.figures.pgd",
@@ -225,18 +236,27 @@ def write_csv(table: Mapping[str, np.ndarray], path: Path) -> None:
     cols = {k: np.asarray(v).ravel() for k, v in table.items()}
     lengths = {k: v.size for k, v in cols.items()}
     if len(set(lengths.values())) > 1:
-        raise ValueError(f"table columns must have equal lengths, got {lengths}")
+        raise ValueError(
+            f"table columns must have equal lengths, got {lengths}"
+        )
     with open(path, "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(list(cols))
-        fmt = [(lambda x: repr(int(x))) if np.issubdtype(v.dtype, np.integer) else
-               str if v.dtype.kind in "USOb" else
-               (lambda x: f"{x:.17g}") for v in cols.values()]
+        fmt = [
+            (lambda x: repr(int(x)))
+            if np.issubdtype(v.dtype, np.integer)
+            else str
+            if v.dtype.kind in "USOb"
+            else (lambda x: f"{x:.17g}")
+            for v in cols.values()
+        ]
         for row in zip(*cols.values()):
             writer.writerow([f(x) for f, x in zip(fmt, row)])
 
 
-def write_figure(name: str, out_dir: str | os.PathLike[str], *, dpi: int = 200) -> dict[str, Any]:
+def write_figure(
+    name: str, out_dir: str | os.PathLike[str], *, dpi: int = 200
+) -> dict[str, Any]:
     """Compute, draw and write ``NAME.pdf``, ``NAME.png`` and ``NAME.csv`` into ``out_dir``.
 
     Parameters
@@ -271,4 +291,8 @@ def write_figure(name: str, out_dir: str | os.PathLike[str], *, dpi: int = 200) 
     fig.savefig(paths[0], metadata={"CreationDate": None, "ModDate": None})
     fig.savefig(paths[1], dpi=dpi)
     write_csv(spec.table(data), paths[2])
-    return {"paths": paths, "compute_seconds": computed, "total_seconds": time.perf_counter() - start}
+    return {
+        "paths": paths,
+        "compute_seconds": computed,
+        "total_seconds": time.perf_counter() - start,
+    }

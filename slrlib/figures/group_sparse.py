@@ -32,8 +32,16 @@ from slrlib.case_studies.token_selection.group_sparse import (
     sample_efficiency,
     train,
 )
-from slrlib.experiments.group_sparse import (DOWNSTREAM_C, DOWNSTREAM_FROM, DOWNSTREAM_NS, DOWNSTREAM_SEED,
-                                            DOWNSTREAM_SEEDS, DOWNSTREAM_TEST, PRETRAIN_CONFIGS, PRETRAIN_SEED)
+from slrlib.experiments.group_sparse import (
+    DOWNSTREAM_C,
+    DOWNSTREAM_FROM,
+    DOWNSTREAM_NS,
+    DOWNSTREAM_SEED,
+    DOWNSTREAM_SEEDS,
+    DOWNSTREAM_TEST,
+    PRETRAIN_CONFIGS,
+    PRETRAIN_SEED,
+)
 
 __all__ = [
     "GroupSparseFigure",
@@ -81,14 +89,24 @@ def compute() -> GroupSparseFigure:
     for D, name in DOWNSTREAM_FROM.items():
         c = runs[name].config
         start = time.perf_counter()
-        downstream[D] = sample_efficiency(runs[name].W, c.d, c.D, c.j_star, DOWNSTREAM_NS,
-                                          jax.random.key(DOWNSTREAM_SEED), n_seeds=DOWNSTREAM_SEEDS,
-                                          n_test=DOWNSTREAM_TEST, C=DOWNSTREAM_C)
+        downstream[D] = sample_efficiency(
+            runs[name].W,
+            c.d,
+            c.D,
+            c.j_star,
+            DOWNSTREAM_NS,
+            jax.random.key(DOWNSTREAM_SEED),
+            n_seeds=DOWNSTREAM_SEEDS,
+            n_test=DOWNSTREAM_TEST,
+            C=DOWNSTREAM_C,
+        )
         seconds[f"downstream D={D}"] = time.perf_counter() - start
     return GroupSparseFigure(runs=runs, downstream=downstream, seconds=seconds)
 
 
-def first_n_reaching(se: SampleEfficiency, level: float) -> dict[str, int | None]:
+def first_n_reaching(
+    se: SampleEfficiency, level: float
+) -> dict[str, int | None]:
     """Per method, the smallest ``n`` of ``se.ns`` whose mean test accuracy is at least ``level``.
 
     Parameters
@@ -138,7 +156,9 @@ def table(data: GroupSparseFigure) -> dict[str, np.ndarray]:
         series.extend([s] * xs.size)
         x.extend(xs)
         y.extend(ys)
-        se.extend(np.zeros(xs.size) if ses is None else np.asarray(ses, dtype=float))
+        se.extend(
+            np.zeros(xs.size) if ses is None else np.asarray(ses, dtype=float)
+        )
 
     for curve in CURVES:
         for name, run in data.runs.items():
@@ -149,10 +169,20 @@ def table(data: GroupSparseFigure) -> dict[str, np.ndarray]:
     for D, res in data.downstream.items():
         for method in ("vec", "attention", "oracle"):
             acc = getattr(res, f"acc_{method}")
-            add(f"downstream_D{D}", method, res.ns, res.mean_accuracy(method),
-                acc.std(axis=1, ddof=1) / np.sqrt(acc.shape[1]))
-    return {"panel": np.array(panel), "series": np.array(series), "x": np.array(x), "y": np.array(y),
-            "y_se": np.array(se)}
+            add(
+                f"downstream_D{D}",
+                method,
+                res.ns,
+                res.mean_accuracy(method),
+                acc.std(axis=1, ddof=1) / np.sqrt(acc.shape[1]),
+            )
+    return {
+        "panel": np.array(panel),
+        "series": np.array(series),
+        "x": np.array(x),
+        "y": np.array(y),
+        "y_se": np.array(se),
+    }
 
 
 register(

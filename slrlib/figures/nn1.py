@@ -18,7 +18,14 @@ import numpy as np
 from slrlib.figures import FigureSpec, register
 from slrlib.plots.nn1 import margin_bound, plot_nn1
 from slrlib.case_studies.token_selection import nn1
-from slrlib.experiments.nn1 import CONFIG, MARGIN_DELTAS, MARGIN_N, MARGIN_R, MARGIN_SEED, SEED
+from slrlib.experiments.nn1 import (
+    CONFIG,
+    MARGIN_DELTAS,
+    MARGIN_N,
+    MARGIN_R,
+    MARGIN_SEED,
+    SEED,
+)
 
 __all__ = ["NN1FigureData", "nn1_data", "nn1_table"]
 
@@ -57,8 +64,14 @@ def nn1_data() -> NN1FigureData:
     """
     start = time.perf_counter()
     result = nn1.train(CONFIG, jax.random.key(SEED))
-    margin = nn1.margin_curve(result.W[-1], jax.random.key(MARGIN_SEED), MARGIN_DELTAS,
-                              n=MARGIN_N, N=CONFIG.N, R=MARGIN_R)
+    margin = nn1.margin_curve(
+        result.W[-1],
+        jax.random.key(MARGIN_SEED),
+        MARGIN_DELTAS,
+        n=MARGIN_N,
+        N=CONFIG.N,
+        R=MARGIN_R,
+    )
     return NN1FigureData(result, margin, MARGIN_R, time.perf_counter() - start)
 
 
@@ -92,26 +105,39 @@ def nn1_table(data: NN1FigureData) -> dict[str, np.ndarray]:
     ]
     W = np.asarray(r.W[-1])
     for i in range(W.shape[0]):
-        rows.append(("e", f"W_row_{i}", np.arange(W.shape[1], dtype=float), W[i]))
+        rows.append(
+            ("e", f"W_row_{i}", np.arange(W.shape[1], dtype=float), W[i])
+        )
     delta = np.asarray(m["delta"], dtype=float)
     rows += [
         ("f", "loss", delta, m["loss"]),
         ("f", "loss_query_masked", delta, m["loss_query_masked"]),
-        ("f", "margin_bound", delta, margin_bound(delta, float(r.form["xi1"][-1]), r.config.N, data.R)),
+        (
+            "f",
+            "margin_bound",
+            delta,
+            margin_bound(delta, float(r.form["xi1"][-1]), r.config.N, data.R),
+        ),
     ]
     return {
         "panel": np.concatenate([np.full(len(x), p) for p, _, x, _ in rows]),
         "series": np.concatenate([np.full(len(x), s) for _, s, x, _ in rows]),
-        "x": np.concatenate([np.asarray(x, dtype=float) for _, _, x, _ in rows]),
-        "y": np.concatenate([np.asarray(y, dtype=float) for _, _, _, y in rows]),
+        "x": np.concatenate(
+            [np.asarray(x, dtype=float) for _, _, x, _ in rows]
+        ),
+        "y": np.concatenate(
+            [np.asarray(y, dtype=float) for _, _, _, y in rows]
+        ),
     }
 
 
-register(FigureSpec(
-    name="nn1",
-    title="In-context one-nearest neighbour: loss, the ξ form of W, attention, distribution shift",
-    chapter=13,
-    compute=nn1_data,
-    plot=plot_nn1,
-    table=nn1_table,
-))
+register(
+    FigureSpec(
+        name="nn1",
+        title="In-context one-nearest neighbour: loss, the ξ form of W, attention, distribution shift",
+        chapter=13,
+        compute=nn1_data,
+        plot=plot_nn1,
+        table=nn1_table,
+    )
+)

@@ -59,7 +59,9 @@ def fig2_data() -> probing.EmbeddingDirections:
     return probing.embedding_directions(encoder())
 
 
-def directions_table(directions: probing.EmbeddingDirections) -> dict[str, np.ndarray]:
+def directions_table(
+    directions: probing.EmbeddingDirections,
+) -> dict[str, np.ndarray]:
     """Figure 2's points, one row per word.
 
     Parameters
@@ -82,7 +84,23 @@ def directions_table(directions: probing.EmbeddingDirections) -> dict[str, np.nd
     }
 
 
-register(FigureSpec("fig1b", "Figure 1(b): linear probes of [CLS], layer by layer", 12,
-                    fig1b_data, plot_fig1b, probing.accuracy_table))
-register(FigureSpec("fig2", "Figure 2: sentiment directions in the input embeddings", 12,
-                    fig2_data, plot_fig2, directions_table))
+register(
+    FigureSpec(
+        "fig1b",
+        "Figure 1(b): linear probes of [CLS], layer by layer",
+        12,
+        fig1b_data,
+        plot_fig1b,
+        probing.accuracy_table,
+    )
+)
+register(
+    FigureSpec(
+        "fig2",
+        "Figure 2: sentiment directions in the input embeddings",
+        12,
+        fig2_data,
+        plot_fig2,
+        directions_table,
+    )
+)

@@ -17,9 +17,22 @@ import numpy as np
 
 from slrlib.figures import FigureSpec, register
 from slrlib.plots.random_walk import plot_random_walk
-from slrlib.case_studies.token_selection.random_walk import RandomWalkResult, train, train_many
-from slrlib.experiments.random_walk import (DRIFT, DRIFT_LARGE_EPS, HALF, INIT_SCALE, OFF_RIDGE, RIDGE, RIDGE_CE,
-                                           RIDGE_SMALL_STEP, SEEDS)
+from slrlib.case_studies.token_selection.random_walk import (
+    RandomWalkResult,
+    train,
+    train_many,
+)
+from slrlib.experiments.random_walk import (
+    DRIFT,
+    DRIFT_LARGE_EPS,
+    HALF,
+    INIT_SCALE,
+    OFF_RIDGE,
+    RIDGE,
+    RIDGE_CE,
+    RIDGE_SMALL_STEP,
+    SEEDS,
+)
 
 __all__ = [
     "RandomWalkExperiments",
@@ -68,7 +81,9 @@ def compute() -> RandomWalkExperiments:
     RandomWalkExperiments
         Every run of the section.
     """
-    half, drift, drift_large_eps = train_many([HALF, DRIFT, DRIFT_LARGE_EPS], [0, 0, 0])
+    half, drift, drift_large_eps = train_many(
+        [HALF, DRIFT, DRIFT_LARGE_EPS], [0, 0, 0]
+    )
     n = len(SEEDS)
     ridge_runs = train_many(
         [RIDGE, RIDGE_SMALL_STEP, RIDGE_CE]
@@ -115,7 +130,9 @@ def random_walk_table(data: RandomWalkExperiments) -> dict[str, np.ndarray]:
         cols[f"{name}_accuracy"] = getattr(data, name).accuracy
     for name in ("random_log", "random_ce"):
         runs = getattr(data, name)
-        cols[f"{name}_accuracy_mean"] = np.mean([r.accuracy for r in runs], axis=0)
+        cols[f"{name}_accuracy_mean"] = np.mean(
+            [r.accuracy for r in runs], axis=0
+        )
         for seed, r in zip(SEEDS, runs):
             cols[f"{name}_accuracy_seed{seed}"] = r.accuracy
     return cols

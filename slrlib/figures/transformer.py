@@ -12,7 +12,12 @@ from functools import cache
 from slrlib.figures import FigureSpec, register
 from slrlib.plots.transformer import plot_fig8, plot_fig10
 from slrlib.training.transformer import TransformerResult
-from slrlib.experiments.transformer import TRANSFORMER_CONFIGS, matched_table, run_transformer_experiment, transformer_table
+from slrlib.experiments.transformer import (
+    TRANSFORMER_CONFIGS,
+    matched_table,
+    run_transformer_experiment,
+    transformer_table,
+)
 
 __all__ = ["SEED", "fig8_data", "fig10_data"]
 
@@ -48,5 +53,23 @@ def fig10_data() -> TransformerResult:
     return run_transformer_experiment("fig10", seed=SEED)
 
 
-register(FigureSpec("fig8", TRANSFORMER_CONFIGS["fig8"].title, 10, fig8_data, plot_fig8, transformer_table))
-register(FigureSpec("fig10", TRANSFORMER_CONFIGS["fig10"].title, 11, fig10_data, plot_fig10, matched_table))
+register(
+    FigureSpec(
+        "fig8",
+        TRANSFORMER_CONFIGS["fig8"].title,
+        10,
+        fig8_data,
+        plot_fig8,
+        transformer_table,
+    )
+)
+register(
+    FigureSpec(
+        "fig10",
+        TRANSFORMER_CONFIGS["fig10"].title,
+        11,
+        fig10_data,
+        plot_fig10,
+        matched_table,
+    )
+)

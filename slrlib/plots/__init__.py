@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from slrlib.extras import require
 
-require("matplotlib", "slrlib.plots")  # the "plots" extra: say so before any plot module fails on it
+require(
+    "matplotlib", "slrlib.plots"
+)  # the "plots" extra: say so before any plot module fails on it
 
 __all__: list[str] = []

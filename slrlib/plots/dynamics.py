@@ -32,13 +32,24 @@ def _band(ax, x, runs, color, label, individual: bool):
     runs = np.asarray(runs)
     if individual:
         for i, y in enumerate(runs):
-            ax.plot(x, y, color=color, lw=0.8, alpha=0.6, label=label if i == 0 else None)
+            ax.plot(
+                x,
+                y,
+                color=color,
+                lw=0.8,
+                alpha=0.6,
+                label=label if i == 0 else None,
+            )
         return
     median_band(ax, x, runs, color, label)
 
 
-def plot_pgd_panels(exp: PGDExperiment, runs: Sequence[int] | None = None, *,
-                    individual: bool | None = None) -> Figure:
+def plot_pgd_panels(
+    exp: PGDExperiment,
+    runs: Sequence[int] | None = None,
+    *,
+    individual: bool | None = None,
+) -> Figure:
     r"""The four panels of a PGD figure of the paper.
 
     1. excess risk :math:`\mathcal R_{\lambda_t}(k_t, v_t) - \varepsilon^2`: median over runs and
@@ -74,13 +85,34 @@ def plot_pgd_panels(exp: PGDExperiment, runs: Sequence[int] | None = None, *,
     fig, axes = plt.subplots(2, 2, figsize=(6.8, 5.6), layout="constrained")
     axes = axes.ravel()
     ax = axes[0]
-    _band(ax, steps, exp.excess_risk, COLORS["attention"], "excess risk", individual)
+    _band(
+        ax,
+        steps,
+        exp.excess_risk,
+        COLORS["attention"],
+        "excess risk",
+        individual,
+    )
     ax.set_ylabel(r"excess risk $\mathcal{R}_{\lambda_t} - \varepsilon^2$")
     ax.set_ylim(bottom=-0.1)
 
     ax = axes[1]
-    _band(ax, steps, np.abs(np.asarray(r.kappa)), "tab:blue", r"$|\kappa_t|$", individual)
-    _band(ax, steps, np.abs(np.asarray(r.nu)), "tab:orange", r"$|\nu_t|$", individual)
+    _band(
+        ax,
+        steps,
+        np.abs(np.asarray(r.kappa)),
+        "tab:blue",
+        r"$|\kappa_t|$",
+        individual,
+    )
+    _band(
+        ax,
+        steps,
+        np.abs(np.asarray(r.nu)),
+        "tab:orange",
+        r"$|\nu_t|$",
+        individual,
+    )
     ax.set_ylim(-0.05, 1.05)
     ax.set_ylabel("alignment")
     ax.legend(loc="center right", handlelength=1.2)
@@ -90,7 +122,15 @@ def plot_pgd_panels(exp: PGDExperiment, runs: Sequence[int] | None = None, *,
         kappa, nu = np.asarray(r.kappa)[run], np.asarray(r.nu)[run]
         color = _PATH_COLORS[j % len(_PATH_COLORS)]
         ax.plot(kappa, nu, color=color, lw=1.2, label=f"run {run}")
-        ax.scatter(kappa, nu, c=steps, cmap="Greys", s=6, zorder=3, vmin=-0.3 * steps[-1])
+        ax.scatter(
+            kappa,
+            nu,
+            c=steps,
+            cmap="Greys",
+            s=6,
+            zorder=3,
+            vmin=-0.3 * steps[-1],
+        )
         ax.plot(kappa[0], nu[0], "o", mfc="white", mec=color, ms=6, zorder=4)
         ax.plot(kappa[-1], nu[-1], "*", color=color, ms=10, zorder=4)
     for x, y in ((1, 1), (-1, -1)):
@@ -102,7 +142,13 @@ def plot_pgd_panels(exp: PGDExperiment, runs: Sequence[int] | None = None, *,
     ax.yaxis.set_major_locator(MultipleLocator(1.0))
     ax.set_xlabel(r"$\kappa_t$")
     ax.set_ylabel(r"$\nu_t$")
-    ax.legend(loc="lower right", handlelength=1.0, handletextpad=0.4, borderpad=0.3, framealpha=0.9)
+    ax.legend(
+        loc="lower right",
+        handlelength=1.0,
+        handletextpad=0.4,
+        borderpad=0.3,
+        framealpha=0.9,
+    )
 
     ax = axes[3]
     dist = np.maximum(np.asarray(r.distance), DISTANCE_FLOOR)
@@ -116,6 +162,8 @@ def plot_pgd_panels(exp: PGDExperiment, runs: Sequence[int] | None = None, *,
     for ax in axes[[0, 1, 3]]:
         ax.xaxis.set_major_locator(MaxNLocator(4, steps=[1, 2, 2.5, 5, 10]))
     axes[2].grid(alpha=0.3)
-    fig.suptitle(f"{cfg.title}\nd = {cfg.d}, L = {cfg.L}, {cfg.n_runs} runs, α = {cfg.alpha:g}")
+    fig.suptitle(
+        f"{cfg.title}\nd = {cfg.d}, L = {cfg.L}, {cfg.n_runs} runs, α = {cfg.alpha:g}"
+    )
     plt.close(fig)
     return fig

@@ -23,7 +23,11 @@ __all__ = ["METHOD_COLORS", "RUN_COLORS", "plot_group_sparse"]
 #: One colour per pre-training run.
 RUN_COLORS = {"raw": "#ff7f0e", "sym": COLORS["attention"], "D16": "#9467bd"}
 #: One colour per downstream method.
-METHOD_COLORS = {"vec": COLORS["linear"], "attention": COLORS["attention"], "oracle": COLORS["bayes"]}
+METHOD_COLORS = {
+    "vec": COLORS["linear"],
+    "attention": COLORS["attention"],
+    "oracle": COLORS["bayes"],
+}
 METHOD_LABELS = {
     "vec": r"logistic regression on vec$(X)$",
     "attention": r"frozen pre-trained $W$, fit $v$",
@@ -65,32 +69,55 @@ def plot_group_sparse(data: Any) -> Figure:
         ("test_acc", "(b) test accuracy", "accuracy"),
         ("cosine", r"(c) $\cos(v_1, v^\star)$", "cosine"),
         ("norm_ratio", r"(d) norm ratio $\|v_2\| / \|v\|$", "ratio"),
-        ("attention_jstar", r"(e) attention on $j^\star$", r"mean $S_{j^\star j}$"),
+        (
+            "attention_jstar",
+            r"(e) attention on $j^\star$",
+            r"mean $S_{j^\star j}$",
+        ),
     ]
     flat = list(grid.ravel()[:5])
     for ax, (field, title, ylabel) in zip(flat, panels):
         for name, run in data.runs.items():
-            ax.plot(run.steps, getattr(run, field), color=RUN_COLORS.get(name, "black"), lw=1.6,
-                    ls="--" if name == "D16" else "-", label=_run_label(name, run))
+            ax.plot(
+                run.steps,
+                getattr(run, field),
+                color=RUN_COLORS.get(name, "black"),
+                lw=1.6,
+                ls="--" if name == "D16" else "-",
+                label=_run_label(name, run),
+            )
         ax.set_title(title)
         ax.set_xlabel("step $t$")
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
         ax.xaxis.set_major_locator(MaxNLocator(4))
     flat[0].set_yscale("log")
-    flat[1].axhline(1.0, color=COLORS["bayes"], ls=":", lw=1.2, label="Bayes accuracy")
+    flat[1].axhline(
+        1.0, color=COLORS["bayes"], ls=":", lw=1.2, label="Bayes accuracy"
+    )
     flat[1].set_ylim(0.45, 1.02)
     flat[2].set_ylim(-0.03, 1.03)
     flat[3].set_ylim(-0.03, 1.03)
     ax = flat[4]
     D_min = min(run.config.D for run in data.runs.values())
     ax.axhline(1 - math.exp(-D_min), color="black", ls=":", lw=1.0)
-    ax.annotate(f"$1 - e^{{-{D_min}}}$ (scale only)", (0.97, 1 - math.exp(-D_min) + 0.015),
-                xycoords=("axes fraction", "data"), ha="right", va="bottom")
+    ax.annotate(
+        f"$1 - e^{{-{D_min}}}$ (scale only)",
+        (0.97, 1 - math.exp(-D_min) + 0.015),
+        xycoords=("axes fraction", "data"),
+        ha="right",
+        va="bottom",
+    )
     ax.set_ylim(0.0, 1.17)
     ax.set_yticks(np.linspace(0, 1, 5))
-    top.legend(*flat[1].get_legend_handles_labels(), ncol=2, loc="outside lower center", frameon=False,
-               handlelength=1.8, columnspacing=1.0)
+    top.legend(
+        *flat[1].get_legend_handles_labels(),
+        ncol=2,
+        loc="outside lower center",
+        frameon=False,
+        handlelength=1.8,
+        columnspacing=1.0,
+    )
 
     ax = grid[2, 1]
     run = data.runs["sym"]
@@ -104,26 +131,56 @@ def plot_group_sparse(data: Any) -> Figure:
     ax.set_ylabel("key $i$")
     for i in range(D):
         for j in range(D):
-            ax.text(j, i, f"{S[i, j]:.2f}".replace("0.", ".", 1) if S[i, j] < 1 else "1", ha="center",
-                    va="center", color="white" if S[i, j] > 0.5 else "black")
-    ax.set_title(rf"(f) mean $S_{{ij}}$, sym ($j^\star = {run.config.j_star + 1}$)")
+            ax.text(
+                j,
+                i,
+                f"{S[i, j]:.2f}".replace("0.", ".", 1) if S[i, j] < 1 else "1",
+                ha="center",
+                va="center",
+                color="white" if S[i, j] > 0.5 else "black",
+            )
+    ax.set_title(
+        rf"(f) mean $S_{{ij}}$, sym ($j^\star = {run.config.j_star + 1}$)"
+    )
     top.colorbar(im, ax=ax, shrink=0.9, ticks=[0, 0.5, 1])
 
     axes_ds = bottom.subplots(1, 2, sharey=True)
-    for ax, (D, res), letter in zip(axes_ds, sorted(data.downstream.items()), "gh"):
+    for ax, (D, res), letter in zip(
+        axes_ds, sorted(data.downstream.items()), "gh"
+    ):
         for method in ("vec", "attention", "oracle"):
             acc = getattr(res, f"acc_{method}")
             mean = res.mean_accuracy(method)
-            se = acc.std(axis=1, ddof=1) / np.sqrt(acc.shape[1]) if acc.shape[1] > 1 else np.zeros_like(mean)
-            ax.errorbar(res.ns, mean, yerr=se, color=METHOD_COLORS[method], marker="o", ms=3.5, lw=1.5,
-                        capsize=2, label=METHOD_LABELS[method])
+            se = (
+                acc.std(axis=1, ddof=1) / np.sqrt(acc.shape[1])
+                if acc.shape[1] > 1
+                else np.zeros_like(mean)
+            )
+            ax.errorbar(
+                res.ns,
+                mean,
+                yerr=se,
+                color=METHOD_COLORS[method],
+                marker="o",
+                ms=3.5,
+                lw=1.5,
+                capsize=2,
+                label=METHOD_LABELS[method],
+            )
         ax.set_xscale("log")
         ax.set_xticks(res.ns, [str(n) for n in res.ns])
         ax.minorticks_off()
         ax.set_ylim(0.45, 1.02)
         ax.set_xlabel("samples $n$")
-        ax.set_title(f"({letter}) downstream, D = {D}\n(dD = {res.d * D}, d + D = {res.d + D})")
+        ax.set_title(
+            f"({letter}) downstream, D = {D}\n(dD = {res.d * D}, d + D = {res.d + D})"
+        )
         ax.grid(alpha=0.3, which="both")
     axes_ds[0].set_ylabel("test accuracy")
-    bottom.legend(*axes_ds[0].get_legend_handles_labels(), ncol=1, loc="outside lower center", frameon=False)
+    bottom.legend(
+        *axes_ds[0].get_legend_handles_labels(),
+        ncol=1,
+        loc="outside lower center",
+        frameon=False,
+    )
     return fig

@@ -29,7 +29,13 @@ def _location_panel(ax, steps, matched, other):
         color = LOCATION_COLORS[m % len(LOCATION_COLORS)]
         median_band(ax, steps, np.abs(matched[:, m]), color, None)
         if other is not None:
-            ax.plot(steps, np.median(np.abs(other[:, m]), axis=0), color=color, lw=1.2, ls="--")
+            ax.plot(
+                steps,
+                np.median(np.abs(other[:, m]), axis=0),
+                color=color,
+                lw=1.2,
+                ls="--",
+            )
     ax.set_ylim(-0.03, 1.03)
 
 
@@ -65,8 +71,20 @@ def plot_fig9(exp: SGDExperiment) -> Figure:
     axes = [grid[0, 0], grid[1, 0], grid[1, 1]]
 
     ax = axes[0]
-    median_band(ax, steps, exp.excess_risk, COLORS["attention"], "(a) median, 2.5–97.5 % band")
-    ax.axhline(cfg.M * cfg.gamma**2, color=COLORS["null"], ls=":", lw=1.2, label=r"(a) null predictor, $m\gamma^2$")
+    median_band(
+        ax,
+        steps,
+        exp.excess_risk,
+        COLORS["attention"],
+        "(a) median, 2.5–97.5 % band",
+    )
+    ax.axhline(
+        cfg.M * cfg.gamma**2,
+        color=COLORS["null"],
+        ls=":",
+        lw=1.2,
+        label=r"(a) null predictor, $m\gamma^2$",
+    )
     ax.set_ylabel(r"held-out risk $- \varepsilon^2$")
     ax.set_yscale("log")
     ax.set_title("(a) excess risk")
@@ -87,13 +105,32 @@ def plot_fig9(exp: SGDExperiment) -> Figure:
     M = ov["kappa"].shape[1]
     for m in range(M):
         color = LOCATION_COLORS[m % len(LOCATION_COLORS)]
-        handles.append((Patch(color=color, alpha=0.25, lw=0), Line2D([], [], color=color, lw=1.8)))
+        handles.append(
+            (
+                Patch(color=color, alpha=0.25, lw=0),
+                Line2D([], [], color=color, lw=1.8),
+            )
+        )
         labels.append(f"(b), (c) matched head, location {m + 1}")
     if "kappa_other" in ov:
         handles.append(Line2D([], [], color="black", lw=1.2, ls="--"))
         labels.append("same head, other location")
-    key.legend(handles, labels, loc="upper left", frameon=False, borderaxespad=0.0, handlelength=1.8)
-    key.text(0.0, 0.0, f"{cfg.title.split(':')[0]}\nd = {cfg.d}, L = {cfg.L}, {cfg.heads} heads, {cfg.n_runs} runs\n"
-             f"batch {cfg.batch_size}, α = {cfg.alpha:g}", transform=key.transAxes, va="bottom", ha="left",
-             linespacing=1.4)
+    key.legend(
+        handles,
+        labels,
+        loc="upper left",
+        frameon=False,
+        borderaxespad=0.0,
+        handlelength=1.8,
+    )
+    key.text(
+        0.0,
+        0.0,
+        f"{cfg.title.split(':')[0]}\nd = {cfg.d}, L = {cfg.L}, {cfg.heads} heads, {cfg.n_runs} runs\n"
+        f"batch {cfg.batch_size}, α = {cfg.alpha:g}",
+        transform=key.transAxes,
+        va="bottom",
+        ha="left",
+        linespacing=1.4,
+    )
     return fig

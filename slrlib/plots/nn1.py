@@ -44,7 +44,12 @@ def margin_bound(delta: ArrayLike, xi1: float, N: int, R: float) -> np.ndarray:
     numpy.ndarray
         :math:`2R^2(N-1)^2 e^{-\xi_1\delta}`, of the shape of ``delta``.
     """
-    return 2.0 * R**2 * (N - 1) ** 2 * np.exp(-xi1 * np.asarray(delta, dtype=float))
+    return (
+        2.0
+        * R**2
+        * (N - 1) ** 2
+        * np.exp(-xi1 * np.asarray(delta, dtype=float))
+    )
 
 
 def plot_nn1(data: Any) -> Figure:
@@ -76,11 +81,25 @@ def plot_nn1(data: Any) -> Figure:
     axes = fig.subplots(3, 2)
 
     ax = axes[0, 0]
-    ax.plot(t, r.train_loss, color=COLORS["monte_carlo"], lw=1.0, label="train (batches)")
-    ax.plot(t, r.test_loss, color=COLORS["attention"], lw=1.8, label="held out")
+    ax.plot(
+        t,
+        r.train_loss,
+        color=COLORS["monte_carlo"],
+        lw=1.0,
+        label="train (batches)",
+    )
+    ax.plot(
+        t, r.test_loss, color=COLORS["attention"], lw=1.8, label="held out"
+    )
     guide = t >= t[-1] / 100
-    ax.plot(t[guide], r.test_loss[-1] * (t[guide] / t[-1]) ** (-1 / 3), color=COLORS["bound"], ls=":",
-            lw=1.4, label=r"$\propto t^{-1/3}$")
+    ax.plot(
+        t[guide],
+        r.test_loss[-1] * (t[guide] / t[-1]) ** (-1 / 3),
+        color=COLORS["bound"],
+        ls=":",
+        lw=1.4,
+        label=r"$\propto t^{-1/3}$",
+    )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.yaxis.set_minor_formatter(NullFormatter())
@@ -89,9 +108,17 @@ def plot_nn1(data: Any) -> Figure:
     ax.legend(loc="lower left", handlelength=1.5, borderaxespad=0.3)
 
     ax = axes[0, 1]
-    ax.plot(t, r.form["xi1"], color=COLORS["attention"], lw=1.8, label=r"$\xi_1$")
-    ax.fill_between(t, r.form["xi1"] - r.form["xi1_range"] / 2, r.form["xi1"] + r.form["xi1_range"] / 2,
-                    color=COLORS["attention"], alpha=0.25, lw=0)
+    ax.plot(
+        t, r.form["xi1"], color=COLORS["attention"], lw=1.8, label=r"$\xi_1$"
+    )
+    ax.fill_between(
+        t,
+        r.form["xi1"] - r.form["xi1_range"] / 2,
+        r.form["xi1"] + r.form["xi1_range"] / 2,
+        color=COLORS["attention"],
+        alpha=0.25,
+        lw=0,
+    )
     ax.plot(t, r.form["xi2"], color=COLORS["linear"], lw=1.8, label=r"$\xi_2$")
     ax.set_xscale("log")
     ax.set_ylabel("entry of $W$")
@@ -99,28 +126,60 @@ def plot_nn1(data: Any) -> Figure:
     ax.legend(loc="upper left", handlelength=1.5)
 
     ax = axes[1, 0]
-    ax.plot(t[1:], r.form["off_form"][1:], color=COLORS["attention"], lw=1.8,
-            label=r"$\|W - P(W)\|_F / \|W\|_F$")
-    ax.plot(t[1:], np.abs(r.form["c"][1:]), color=COLORS["null"], lw=1.0, label=r"$|c|$")
+    ax.plot(
+        t[1:],
+        r.form["off_form"][1:],
+        color=COLORS["attention"],
+        lw=1.8,
+        label=r"$\|W - P(W)\|_F / \|W\|_F$",
+    )
+    ax.plot(
+        t[1:],
+        np.abs(r.form["c"][1:]),
+        color=COLORS["null"],
+        lw=1.0,
+        label=r"$|c|$",
+    )
     ax.set_xscale("log")
     ax.set_yscale("log")
-    lo = min(np.min(r.form["off_form"][1:]), np.min(np.abs(r.form["c"][1:])[np.abs(r.form["c"][1:]) > 0]))
+    lo = min(
+        np.min(r.form["off_form"][1:]),
+        np.min(np.abs(r.form["c"][1:])[np.abs(r.form["c"][1:]) > 0]),
+    )
     ax.set_ylim(bottom=lo / 30)  # room for the legend below the curves
     ax.yaxis.set_major_locator(LogLocator(numticks=5))
     ax.set_title("(c) distance to the form")
     ax.legend(loc="lower left", handlelength=1.5, borderaxespad=0.3)
 
     ax = axes[1, 1]
-    ax.plot(t, r.attn_mass, color=COLORS["attention"], lw=1.8, label=r"mean attn. on $i^\star$")
-    ax.plot(t, r.argmax_frac, color=COLORS["softmax"], lw=1.2, label=r"argmax $= i^\star$")
+    ax.plot(
+        t,
+        r.attn_mass,
+        color=COLORS["attention"],
+        lw=1.8,
+        label=r"mean attn. on $i^\star$",
+    )
+    ax.plot(
+        t,
+        r.argmax_frac,
+        color=COLORS["softmax"],
+        lw=1.2,
+        label=r"argmax $= i^\star$",
+    )
     ax.plot(t, r.sign_acc, color=COLORS["bayes"], lw=1.2, label=r"sign right")
     ax.set_xscale("log")
     ax.set_ylim(0, 1.4)  # the legend above the curves
     ax.set_yticks(np.linspace(0, 1, 5))
     ax.set_ylabel("fraction (held out)")
     ax.set_title(r"(d) attention selects $i^\star$")
-    ax.legend(loc="upper left", ncol=2, handlelength=1.2, columnspacing=0.8, handletextpad=0.4,
-              borderaxespad=0.3)
+    ax.legend(
+        loc="upper left",
+        ncol=2,
+        handlelength=1.2,
+        columnspacing=0.8,
+        handletextpad=0.4,
+        borderaxespad=0.3,
+    )
 
     ax = axes[2, 0]
     W = np.asarray(r.W[-1])
@@ -130,8 +189,17 @@ def plot_nn1(data: Any) -> Figure:
     for i in range(W.shape[0]):
         for j in range(W.shape[1]):
             v = W[i, j]
-            text = (f"{v:.0f}" if abs(v) >= 9.5 else f"{v:.1f}").replace("-0.0", "0.0")
-            ax.text(j, i, text, ha="center", va="center", color="white" if abs(v) > 0.6 * vmax else "black")
+            text = (f"{v:.0f}" if abs(v) >= 9.5 else f"{v:.1f}").replace(
+                "-0.0", "0.0"
+            )
+            ax.text(
+                j,
+                i,
+                text,
+                ha="center",
+                va="center",
+                color="white" if abs(v) > 0.6 * vmax else "black",
+            )
     names = [f"$x_{{{k + 1}}}$" for k in range(d)] + ["$y$", "$1$"]
     ax.set_xticks(range(d + 2), names)
     ax.set_yticks(range(d + 2), names)
@@ -140,12 +208,34 @@ def plot_nn1(data: Any) -> Figure:
 
     ax = axes[2, 1]
     delta = np.asarray(m["delta"])
-    ax.plot(delta, m["loss"], "o-", color=COLORS["attention"], lw=1.8, ms=3.5, label="trained $W$")
-    ax.plot(delta, m["loss_query_masked"], "s--", color=COLORS["softmax"], lw=1.2, ms=3,
-            label="query masked")
+    ax.plot(
+        delta,
+        m["loss"],
+        "o-",
+        color=COLORS["attention"],
+        lw=1.8,
+        ms=3.5,
+        label="trained $W$",
+    )
+    ax.plot(
+        delta,
+        m["loss_query_masked"],
+        "s--",
+        color=COLORS["softmax"],
+        lw=1.2,
+        ms=3,
+        label="query masked",
+    )
     bound = margin_bound(delta, float(r.form["xi1"][-1]), cfg.N, R)
     keep = bound < 1
-    ax.plot(delta[keep], bound[keep], color=COLORS["bound"], ls=":", lw=1.4, label="bound")
+    ax.plot(
+        delta[keep],
+        bound[keep],
+        color=COLORS["bound"],
+        ls=":",
+        lw=1.4,
+        label="bound",
+    )
     ax.set_yscale("log")
     ax.yaxis.set_major_locator(LogLocator(numticks=5))
     ax.set_xlabel(r"margin $\delta$")
@@ -158,6 +248,8 @@ def plot_nn1(data: Any) -> Figure:
         ax.grid(alpha=0.3, which="major")
         ax.xaxis.set_major_locator(LogLocator(numticks=4))
     axes[2, 1].grid(alpha=0.3, which="major")
-    fig.suptitle(f"In-context 1-NN: d = {cfg.d}, N = {cfg.N}, σ = {cfg.sigma:g}, step size {cfg.lr:g}, "
-                 f"{cfg.batch_size} prompts per step")
+    fig.suptitle(
+        f"In-context 1-NN: d = {cfg.d}, N = {cfg.N}, σ = {cfg.sigma:g}, step size {cfg.lr:g}, "
+        f"{cfg.batch_size} prompts per step"
+    )
     return fig

@@ -23,7 +23,11 @@ SET_COLORS = {
     "other_structure": "#a6dba0",
     "both": "#d9f0d3",
 }
-KIND_COLORS = {"positive": COLORS["bayes"], "negative": COLORS["linear"], "other": COLORS["null"]}
+KIND_COLORS = {
+    "positive": COLORS["bayes"],
+    "negative": COLORS["linear"],
+    "other": COLORS["null"],
+}
 
 
 def _grouped_bars(ax, values, set_names, set_labels):
@@ -31,8 +35,15 @@ def _grouped_bars(ax, values, set_names, set_labels):
     width = 0.8 / n_sets
     x = np.arange(n_layers)
     for i, name in enumerate(set_names):
-        ax.bar(x + (i - (n_sets - 1) / 2) * width, values[i], width, color=SET_COLORS.get(name, "#999999"),
-               edgecolor="#333333", linewidth=0.4, label=set_labels.get(name, name))
+        ax.bar(
+            x + (i - (n_sets - 1) / 2) * width,
+            values[i],
+            width,
+            color=SET_COLORS.get(name, "#999999"),
+            edgecolor="#333333",
+            linewidth=0.4,
+            label=set_labels.get(name, name),
+        )
     ax.axhline(0.5, color="k", ls="--", lw=0.8)
     ax.set_xticks(x, ["0\n(embed.)"] + [str(layer) for layer in x[1:]])
     ax.set_xlabel("layer of the [CLS] state")
@@ -49,8 +60,14 @@ def _bar_figure(values, result, ylabel, title):
     _grouped_bars(ax, np.asarray(values), result.set_names, SET_LABELS)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
-    fig.legend(*ax.get_legend_handles_labels(), ncol=3, loc="outside lower center", frameon=False,
-               columnspacing=1.2, handlelength=1.5)
+    fig.legend(
+        *ax.get_legend_handles_labels(),
+        ncol=3,
+        loc="outside lower center",
+        frameon=False,
+        columnspacing=1.2,
+        handlelength=1.5,
+    )
     return fig
 
 
@@ -67,8 +84,12 @@ def plot_fig1b(result: ProbingResult) -> Figure:
     matplotlib.figure.Figure
         The grouped bar chart.
     """
-    return _bar_figure(result.accuracy, result, "accuracy",
-                       f"Linear probes of [CLS] in {result.encoder} (chance dashed)")
+    return _bar_figure(
+        result.accuracy,
+        result,
+        "accuracy",
+        f"Linear probes of [CLS] in {result.encoder} (chance dashed)",
+    )
 
 
 def plot_auc(result: ProbingResult) -> Figure:
@@ -84,19 +105,28 @@ def plot_auc(result: ProbingResult) -> Figure:
     matplotlib.figure.Figure
         The grouped bar chart (0.5 dashed).
     """
-    return _bar_figure(result.auc, result, "area under the ROC curve",
-                       "The same probes without their threshold: AUC (0.5 dashed)")
+    return _bar_figure(
+        result.auc,
+        result,
+        "area under the ROC curve",
+        "The same probes without their threshold: AUC (0.5 dashed)",
+    )
 
 
 def _crosses(p, q, a, b) -> bool:
     """Whether the segments pq and ab cross (display coordinates)."""
+
     def side(u, v, w):
         return (v[0] - u[0]) * (w[1] - u[1]) - (v[1] - u[1]) * (w[0] - u[0])
 
-    return side(p, q, a) * side(p, q, b) < 0 and side(a, b, p) * side(a, b, q) < 0
+    return (
+        side(p, q, a) * side(p, q, b) < 0 and side(a, b, p) * side(a, b, q) < 0
+    )
 
 
-def _label_points(ax, xy, texts, *, fontsize=MIN_FONT_PT, color="#333333", marker_px=6.0):
+def _label_points(
+    ax, xy, texts, *, fontsize=MIN_FONT_PT, color="#333333", marker_px=6.0
+):
     """Write each text next to its point, without overlaps: greedy placement in display space.
 
     Points are taken from the most crowded to the least; each label goes to the first free spot
@@ -119,7 +149,12 @@ def _label_points(ax, xy, texts, *, fontsize=MIN_FONT_PT, color="#333333", marke
     pts = ax.transData.transform(np.asarray(xy, dtype=float))
     frame = ax.get_window_extent(renderer)
     boxes = []  # the labels placed so far
-    markers = [Bbox.from_extents(x - marker_px, y - marker_px, x + marker_px, y + marker_px) for x, y in pts]
+    markers = [
+        Bbox.from_extents(
+            x - marker_px, y - marker_px, x + marker_px, y + marker_px
+        )
+        for x, y in pts
+    ]
     legend = ax.get_legend()
     if legend is not None:
         boxes.append(legend.get_window_extent(renderer))
@@ -146,25 +181,51 @@ def _label_points(ax, xy, texts, *, fontsize=MIN_FONT_PT, color="#333333", marke
     for i in order:
         (x, y), (w, h) = pts[i], sizes[i]
         near = dist[i] < 60 * u
-        away = np.arctan2(y - pts[near, 1].mean(), x - pts[near, 0].mean()) if near.sum() > 1 else 0.0
-        order_a = angles[np.argsort(np.abs(np.angle(np.exp(1j * (angles - away)))), kind="stable")]
+        away = (
+            np.arctan2(y - pts[near, 1].mean(), x - pts[near, 0].mean())
+            if near.sum() > 1
+            else 0.0
+        )
+        order_a = angles[
+            np.argsort(
+                np.abs(np.angle(np.exp(1j * (angles - away)))), kind="stable"
+            )
+        ]
         placed = fallback = None
-        for r in radii[1:] if crowd[i] > 2 else radii:  # crowded: out of the cluster, with a leader
+        for r in (
+            radii[1:] if crowd[i] > 2 else radii
+        ):  # crowded: out of the cluster, with a leader
             for a in order_a:
                 c, s_ = np.cos(a), np.sin(a)
                 cx, cy = x + r * u * c, y + r * u * s_
                 # the label's side that faces the point sits on the candidate point
                 x0 = cx if c > 0.3 else (cx - w if c < -0.3 else cx - w / 2)
                 y0 = cy if s_ > 0.3 else (cy - h if s_ < -0.3 else cy - h / 2)
-                bb = Bbox.from_extents(x0 - pad, y0 - pad, x0 + w + pad, y0 + h + pad)
-                inside = (bb.x0 >= frame.x0 + 2 * u and bb.x1 <= frame.x1 - 2 * u
-                          and bb.y0 >= frame.y0 + 2 * u and bb.y1 <= frame.y1 - 2 * u)
+                bb = Bbox.from_extents(
+                    x0 - pad, y0 - pad, x0 + w + pad, y0 + h + pad
+                )
+                inside = (
+                    bb.x0 >= frame.x0 + 2 * u
+                    and bb.x1 <= frame.x1 - 2 * u
+                    and bb.y0 >= frame.y0 + 2 * u
+                    and bb.y1 <= frame.y1 - 2 * u
+                )
                 if not inside or any(bb.overlaps(o) for o in boxes + markers):
                     continue
-                relpos = (0.0 if c > 0.3 else (1.0 if c < -0.3 else 0.5), 0.0 if s_ > 0.3 else (1.0 if s_ < -0.3 else 0.5))
+                relpos = (
+                    0.0 if c > 0.3 else (1.0 if c < -0.3 else 0.5),
+                    0.0 if s_ > 0.3 else (1.0 if s_ < -0.3 else 0.5),
+                )
                 A = (x0 + relpos[0] * w, y0 + relpos[1] * h)
                 if r > 8 and not leader_ok((x, y), A):
-                    fallback = fallback or (r, x0, y0, bb, relpos, A)  # free, but its leader crosses
+                    fallback = fallback or (
+                        r,
+                        x0,
+                        y0,
+                        bb,
+                        relpos,
+                        A,
+                    )  # free, but its leader crosses
                     continue
                 placed = (r, x0, y0, bb, relpos, A)
                 break
@@ -172,16 +233,40 @@ def _label_points(ax, xy, texts, *, fontsize=MIN_FONT_PT, color="#333333", marke
                 break
         placed = placed or fallback
         if placed is None:  # no free spot: write it on the point's right
-            placed = (8, x + 8 * u, y - h / 2, Bbox.from_extents(x + 8 * u, y - h / 2, x + 8 * u + w, y + h / 2),
-                      (0.0, 0.5), (x + 8 * u, y))
+            placed = (
+                8,
+                x + 8 * u,
+                y - h / 2,
+                Bbox.from_extents(
+                    x + 8 * u, y - h / 2, x + 8 * u + w, y + h / 2
+                ),
+                (0.0, 0.5),
+                (x + 8 * u, y),
+            )
         r, x0, y0, bb, relpos, A = placed
         boxes.append(bb)
         if r > 8:
             leaders.append(((x, y), A))
         tx, ty = ax.transData.inverted().transform((x0, y0))
-        arrow = dict(arrowstyle="-", color="#999999", lw=0.6, shrinkA=1, shrinkB=4, relpos=relpos)
-        ann = ax.annotate(texts[i], xy=tuple(np.asarray(xy[i], dtype=float)), xytext=(tx, ty), textcoords="data",
-                          ha="left", va="bottom", fontsize=fontsize, color=color, arrowprops=arrow if r > 8 else None)
+        arrow = dict(
+            arrowstyle="-",
+            color="#999999",
+            lw=0.6,
+            shrinkA=1,
+            shrinkB=4,
+            relpos=relpos,
+        )
+        ann = ax.annotate(
+            texts[i],
+            xy=tuple(np.asarray(xy[i], dtype=float)),
+            xytext=(tx, ty),
+            textcoords="data",
+            ha="left",
+            va="bottom",
+            fontsize=fontsize,
+            color=color,
+            arrowprops=arrow if r > 8 else None,
+        )
         ann.set_in_layout(False)
 
 
@@ -204,7 +289,9 @@ def plot_fig2(directions: EmbeddingDirections) -> Figure:
     """
     from matplotlib.lines import Line2D
 
-    fig = new_figure(figsize=(6.8, 6.0), dpi=CSS_DPI)  # the labels are placed at this dpi, the same everywhere
+    fig = new_figure(
+        figsize=(6.8, 6.0), dpi=CSS_DPI
+    )  # the labels are placed at this dpi, the same everywhere
     ax = fig.add_subplot()
     coords = np.asarray(directions.coords)
     kinds = np.array(directions.kind)
@@ -214,22 +301,73 @@ def plot_fig2(directions: EmbeddingDirections) -> Figure:
         for fitted in (True, False):
             mask = (kinds == kind) & (seen == fitted)
             if mask.any():
-                ax.scatter(coords[mask, 0], coords[mask, 1], s=30, color=color if fitted else "white",
-                           edgecolors=color, linewidths=1.4, zorder=3)
+                ax.scatter(
+                    coords[mask, 0],
+                    coords[mask, 1],
+                    s=30,
+                    color=color if fitted else "white",
+                    edgecolors=color,
+                    linewidths=1.4,
+                    zorder=3,
+                )
     ax.axvline(directions.k_threshold, color="k", ls=":", lw=0.8)
     ax.axhline(directions.v_threshold, color="k", ls=":", lw=0.8)
-    ax.set_xlabel(r"$\langle e, \hat k\rangle$: a sentiment word? (like $k^\star$)")
-    ax.set_ylabel(r"$\langle e, \hat v\rangle$: which sentiment? (like $v^\star$)")
-    ax.set_title(rf"Input embeddings $e$ of the words; $\cos(\hat k, \hat v) = {directions.cosine:.3f}$")
+    ax.set_xlabel(
+        r"$\langle e, \hat k\rangle$: a sentiment word? (like $k^\star$)"
+    )
+    ax.set_ylabel(
+        r"$\langle e, \hat v\rangle$: which sentiment? (like $v^\star$)"
+    )
+    ax.set_title(
+        rf"Input embeddings $e$ of the words; $\cos(\hat k, \hat v) = {directions.cosine:.3f}$"
+    )
     span = np.ptp(coords, axis=0)
-    ax.set_xlim(coords[:, 0].min() - 0.12 * span[0], coords[:, 0].max() + 0.22 * span[0])
-    ax.set_ylim(coords[:, 1].min() - 0.1 * span[1], coords[:, 1].max() + 0.1 * span[1])
-    handles = [Line2D([], [], ls="", marker="o", ms=6, color=KIND_COLORS[k], label=lab)
-               for k, lab in (("positive", "positive adjective"), ("negative", "negative adjective"),
-                              ("other", "other word"))]
-    handles += [Line2D([], [], ls="", marker="o", ms=6, color="#555555", label="filled: fitted"),
-                Line2D([], [], ls="", marker="o", ms=6, mfc="white", mec="#555555", mew=1.4, label="hollow: held out")]
-    fig.legend(handles=handles, ncol=3, loc="outside lower center", frameon=False, columnspacing=1.0,
-               handletextpad=0.3)
+    ax.set_xlim(
+        coords[:, 0].min() - 0.12 * span[0],
+        coords[:, 0].max() + 0.22 * span[0],
+    )
+    ax.set_ylim(
+        coords[:, 1].min() - 0.1 * span[1], coords[:, 1].max() + 0.1 * span[1]
+    )
+    handles = [
+        Line2D(
+            [], [], ls="", marker="o", ms=6, color=KIND_COLORS[k], label=lab
+        )
+        for k, lab in (
+            ("positive", "positive adjective"),
+            ("negative", "negative adjective"),
+            ("other", "other word"),
+        )
+    ]
+    handles += [
+        Line2D(
+            [],
+            [],
+            ls="",
+            marker="o",
+            ms=6,
+            color="#555555",
+            label="filled: fitted",
+        ),
+        Line2D(
+            [],
+            [],
+            ls="",
+            marker="o",
+            ms=6,
+            mfc="white",
+            mec="#555555",
+            mew=1.4,
+            label="hollow: held out",
+        ),
+    ]
+    fig.legend(
+        handles=handles,
+        ncol=3,
+        loc="outside lower center",
+        frameon=False,
+        columnspacing=1.0,
+        handletextpad=0.3,
+    )
     _label_points(ax, coords, list(directions.words))
     return fig

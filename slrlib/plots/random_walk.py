@@ -22,7 +22,11 @@ __all__ = ["plot_random_walk"]
 _RUNS = (  # attribute, label, colour
     ("half", r"$p = 1/2$, $\mu = 1$, $\alpha = 100$", COLORS["attention"]),
     ("drift", r"$p = 0.8$, $\mu = 1$, $\alpha = 100$", COLORS["linear"]),
-    ("drift_large_eps", r"$p = 0.8$, $\mu = 10$, $\alpha = 300$", COLORS["softmax"]),
+    (
+        "drift_large_eps",
+        r"$p = 0.8$, $\mu = 10$, $\alpha = 300$",
+        COLORS["softmax"],
+    ),
 )
 
 
@@ -70,38 +74,112 @@ def plot_random_walk(data: Any) -> Figure:
         r = getattr(data, name)
         ax.plot(t, r.parent, color=color, lw=1.6)
         ax.plot(t, r.cosine, color=color, lw=1.2, ls="--")
-    ax.plot(t, data.drift.attention[:, -4], color=COLORS["linear"], lw=1.2, ls=":")
+    ax.plot(
+        t, data.drift.attention[:, -4], color=COLORS["linear"], lw=1.2, ls=":"
+    )
     ax.set_ylim(-0.03, 1.03)
     ax.set_title("(b) attention, alignment")
 
-    runs = [Line2D([], [], color=color, lw=1.6, label=label) for _, label, color in _RUNS]
-    keys = [Line2D([], [], color=COLORS["null"], ls="--", lw=0.9, label=r"(a) $p^3$ (great-grandparent)"),
-            Line2D([], [], color="black", ls=":", lw=1.1, label="(a) Bayes accuracy"),
-            Line2D([], [], color="black", lw=1.6, label="(b) attention on parent $N-1$"),
-            Line2D([], [], color="black", lw=1.2, ls=":", label="(b) attention on $N-3$"),
-            Line2D([], [], color="black", lw=1.2, ls="--", label=r"(b) $\cos(V, \Pi^{\star\top})$")]
-    top.legend(handles=runs + keys, ncol=2,  # column by column: the runs, then the line styles
-               loc="outside lower center", frameon=False, handlelength=1.6, columnspacing=1.0,
-               handletextpad=0.5)
+    runs = [
+        Line2D([], [], color=color, lw=1.6, label=label)
+        for _, label, color in _RUNS
+    ]
+    keys = [
+        Line2D(
+            [],
+            [],
+            color=COLORS["null"],
+            ls="--",
+            lw=0.9,
+            label=r"(a) $p^3$ (great-grandparent)",
+        ),
+        Line2D(
+            [], [], color="black", ls=":", lw=1.1, label="(a) Bayes accuracy"
+        ),
+        Line2D(
+            [],
+            [],
+            color="black",
+            lw=1.6,
+            label="(b) attention on parent $N-1$",
+        ),
+        Line2D(
+            [],
+            [],
+            color="black",
+            lw=1.2,
+            ls=":",
+            label="(b) attention on $N-3$",
+        ),
+        Line2D(
+            [],
+            [],
+            color="black",
+            lw=1.2,
+            ls="--",
+            label=r"(b) $\cos(V, \Pi^{\star\top})$",
+        ),
+    ]
+    top.legend(
+        handles=runs + keys,
+        ncol=2,  # column by column: the runs, then the line styles
+        loc="outside lower center",
+        frameon=False,
+        handlelength=1.6,
+        columnspacing=1.0,
+        handletextpad=0.5,
+    )
     top.suptitle(f"$K = {data.half.config.K}$, $N = {data.half.config.N}$")
 
     ax = axes[2]
     K = data.ridge.config.K
-    ax.plot(t, np.mean([r.accuracy for r in data.random_log], axis=0), color=COLORS["attention"], lw=1.6,
-            label=f"random init., log loss (mean of {len(data.random_log)})")
-    ax.plot(t, np.mean([r.accuracy for r in data.random_ce], axis=0), color=COLORS["softmax"], lw=1.6,
-            label=f"random init., cross-entropy (mean of {len(data.random_ce)})")
-    ax.plot(t, data.off_ridge.accuracy, color=COLORS["bayes"], lw=1.4, ls="-.",
-            label=f"zero init., $N = {data.off_ridge.config.N}$")
-    ax.plot(t, data.ridge.accuracy, color="black", lw=2.0, label=f"zero init., log loss, $N = {data.ridge.config.N}$")
-    ax.plot(t, data.ridge_ce.accuracy, color=COLORS["monte_carlo"], lw=1.2, ls="--",
-            label="zero init., cross-entropy")
+    ax.plot(
+        t,
+        np.mean([r.accuracy for r in data.random_log], axis=0),
+        color=COLORS["attention"],
+        lw=1.6,
+        label=f"random init., log loss (mean of {len(data.random_log)})",
+    )
+    ax.plot(
+        t,
+        np.mean([r.accuracy for r in data.random_ce], axis=0),
+        color=COLORS["softmax"],
+        lw=1.6,
+        label=f"random init., cross-entropy (mean of {len(data.random_ce)})",
+    )
+    ax.plot(
+        t,
+        data.off_ridge.accuracy,
+        color=COLORS["bayes"],
+        lw=1.4,
+        ls="-.",
+        label=f"zero init., $N = {data.off_ridge.config.N}$",
+    )
+    ax.plot(
+        t,
+        data.ridge.accuracy,
+        color="black",
+        lw=2.0,
+        label=f"zero init., log loss, $N = {data.ridge.config.N}$",
+    )
+    ax.plot(
+        t,
+        data.ridge_ce.accuracy,
+        color=COLORS["monte_carlo"],
+        lw=1.2,
+        ls="--",
+        label="zero init., cross-entropy",
+    )
     ax.axhline(1 / K, color=COLORS["null"], ls=":", lw=1.1, label="$1/K$")
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("accuracy")
     ax.set_title(rf"(c) $p = 1$, $K = {K}$: exact population")
-    ax.legend(loc="center left", bbox_to_anchor=(1.02, 0.5), frameon=False,
-              handlelength=1.6)
+    ax.legend(
+        loc="center left",
+        bbox_to_anchor=(1.02, 0.5),
+        frameon=False,
+        handlelength=1.6,
+    )
 
     for ax in axes:
         ax.set_xlabel("iteration $t$")

@@ -24,7 +24,13 @@ if TYPE_CHECKING:
 
     from slrlib.experiments import SGDExperiment
 
-__all__ = ["as_pgd_experiment", "plot_sgd_panels", "SGD_DISTANCE_RANGE", "SGD_COLOR", "PGD_COLOR"]
+__all__ = [
+    "as_pgd_experiment",
+    "plot_sgd_panels",
+    "SGD_DISTANCE_RANGE",
+    "SGD_COLOR",
+    "PGD_COLOR",
+]
 
 #: The distance panel's range for stochastic runs: their distance to M stays above ~1e-3.
 SGD_DISTANCE_RANGE = (1e-4, 3.0)
@@ -61,18 +67,30 @@ def as_pgd_experiment(exp: SGDExperiment) -> PGDExperiment:
     """
     cfg, r = exp.config, exp.result
     if cfg.heads != 1 or cfg.M != 1:
-        raise ValueError(f"exp must have one head and one location, got heads = {cfg.heads}, M = {cfg.M}")
+        raise ValueError(
+            f"exp must have one head and one location, got heads = {cfg.heads}, M = {cfg.M}"
+        )
     sq = lambda x: np.asarray(x)[:, 0, 0, :]  # noqa: E731
     theta, eta, rho = sq(r.theta), sq(r.eta), np.asarray(r.rho)[:, 0, :]
     res = PGDResult(
-        steps=np.asarray(r.steps), lam=np.asarray(r.lam), kappa=sq(r.kappa), nu=sq(r.nu), theta=theta, eta=eta,
-        rho=rho, risk=np.asarray(r.test_risk), distance=np.asarray(distance_to_manifold(theta, eta, rho)),
-        k=np.asarray(r.K)[:, 0], v=np.asarray(r.V)[:, 0],
+        steps=np.asarray(r.steps),
+        lam=np.asarray(r.lam),
+        kappa=sq(r.kappa),
+        nu=sq(r.nu),
+        theta=theta,
+        eta=eta,
+        rho=rho,
+        risk=np.asarray(r.test_risk),
+        distance=np.asarray(distance_to_manifold(theta, eta, rho)),
+        k=np.asarray(r.K)[:, 0],
+        v=np.asarray(r.V)[:, 0],
     )
     return PGDExperiment(cfg, res, exp.seconds)
 
 
-def plot_sgd_panels(exp: SGDExperiment, runs: Sequence[int] | None = None) -> Figure:
+def plot_sgd_panels(
+    exp: SGDExperiment, runs: Sequence[int] | None = None
+) -> Figure:
     r"""Figure 5: the four panels of :func:`~slrlib.plots.dynamics.plot_pgd_panels` for a stochastic experiment.
 
     Excess risk on the held-out set, :math:`|\kappa|` and :math:`|\nu|`, three
@@ -104,8 +122,8 @@ def plot_sgd_panels(exp: SGDExperiment, runs: Sequence[int] | None = None) -> Fi
     axes[0].set_ylabel(r"held-out risk $-\ \varepsilon^2$")
     axes[3].set_ylim(*SGD_DISTANCE_RANGE)
     cfg = exp.config
-    fig.suptitle(f"{cfg.title}\nd = {cfg.d}, L = {cfg.L}, batch {cfg.batch_size}, {cfg.n_runs} runs, "
-                 f"α = {cfg.alpha:g}")
+    fig.suptitle(
+        f"{cfg.title}\nd = {cfg.d}, L = {cfg.L}, batch {cfg.batch_size}, {cfg.n_runs} runs, "
+        f"α = {cfg.alpha:g}"
+    )
     return fig
-
-

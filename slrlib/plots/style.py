@@ -9,8 +9,19 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["COLORS", "FIGSIZE", "COLUMN_WIDTH_IN", "CSS_DPI", "PIXEL_RATIO", "MIN_FONT_PT", "new_figure",
-           "median_band", "step_axes", "legible", "text_sizes"]
+__all__ = [
+    "COLORS",
+    "FIGSIZE",
+    "COLUMN_WIDTH_IN",
+    "CSS_DPI",
+    "PIXEL_RATIO",
+    "MIN_FONT_PT",
+    "new_figure",
+    "median_band",
+    "step_axes",
+    "legible",
+    "text_sizes",
+]
 
 #: One colour per predictor, across the whole book.
 COLORS = {
@@ -65,7 +76,14 @@ def new_figure(layout: str | None = "constrained", **kwargs: Any) -> Figure:
     return fig
 
 
-def median_band(ax: Axes, x: ArrayLike, runs: ArrayLike, color: str, label: str, alpha: float = 0.25) -> None:
+def median_band(
+    ax: Axes,
+    x: ArrayLike,
+    runs: ArrayLike,
+    color: str,
+    label: str,
+    alpha: float = 0.25,
+) -> None:
     """Median over runs (axis 0) as a line, with the 2.5–97.5 % band shaded.
 
     Parameters
@@ -110,10 +128,18 @@ def text_sizes(fig: Figure) -> list[float]:
     from matplotlib.text import Text
 
     fig.canvas.draw()
-    return [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    return [
+        t.get_fontsize()
+        for t in fig.findobj(Text)
+        if t.get_visible() and t.get_text().strip()
+    ]
 
 
-def legible(fig: Figure, min_font_pt: float = MIN_FONT_PT, max_width_in: float = COLUMN_WIDTH_IN) -> Figure:
+def legible(
+    fig: Figure,
+    min_font_pt: float = MIN_FONT_PT,
+    max_width_in: float = COLUMN_WIDTH_IN,
+) -> Figure:
     """Make a figure legible where the book shows it: no text smaller than ``min_font_pt``.
 
     Every place that renders a figure for a reader (the chapters' display, the kernel-free
@@ -143,13 +169,20 @@ def legible(fig: Figure, min_font_pt: float = MIN_FONT_PT, max_width_in: float =
 
     width = float(fig.get_size_inches()[0])
     if width > max_width_in + 1e-9:
-        raise ValueError(f"fig is {width:.2f} in wide; at most {max_width_in} in (the book's column) is allowed")
+        raise ValueError(
+            f"fig is {width:.2f} in wide; at most {max_width_in} in (the book's column) is allowed"
+        )
     fig.canvas.draw()
     for ax in fig.axes:
         for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
-            for which, ticks in (("major", axis.get_major_ticks()), ("minor", axis.get_minor_ticks())):
+            for which, ticks in (
+                ("major", axis.get_major_ticks()),
+                ("minor", axis.get_minor_ticks()),
+            ):
                 if ticks and ticks[0].label1.get_fontsize() < min_font_pt:
-                    ax.tick_params(axis=name, which=which, labelsize=min_font_pt)
+                    ax.tick_params(
+                        axis=name, which=which, labelsize=min_font_pt
+                    )
     for text in fig.findobj(Text):
         if text.get_fontsize() < min_font_pt:
             text.set_fontsize(min_font_pt)

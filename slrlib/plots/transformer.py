@@ -20,15 +20,31 @@ if TYPE_CHECKING:
 
 __all__ = ["plot_fig8", "plot_fig10"]
 
-_LOC_COLORS = (("tab:blue", "tab:orange"), ("tab:green", "tab:red"), ("tab:purple", "tab:brown"))
+_LOC_COLORS = (
+    ("tab:blue", "tab:orange"),
+    ("tab:green", "tab:red"),
+    ("tab:purple", "tab:brown"),
+)
 
 
 def _risk_panel(ax, res: TransformerResult):
     cfg = res.config
     steps = np.asarray(res.steps)
-    median_band(ax, steps, np.maximum(res.excess_risk, 1e-6), COLORS["attention"], "median, 2.5–97.5 % band")
+    median_band(
+        ax,
+        steps,
+        np.maximum(res.excess_risk, 1e-6),
+        COLORS["attention"],
+        "median, 2.5–97.5 % band",
+    )
     null_excess = cfg.null_risk - cfg.eps**2
-    ax.axhline(null_excess, color=COLORS["null"], ls="--", lw=1, label=f"zero predictor ({null_excess:.2g})")
+    ax.axhline(
+        null_excess,
+        color=COLORS["null"],
+        ls="--",
+        lw=1,
+        label=f"zero predictor ({null_excess:.2g})",
+    )
     ax.set_yscale("log")
     ax.set_ylabel(r"$\mathcal{R}_{\rm test} - \varepsilon^2$")
 
@@ -36,8 +52,10 @@ def _risk_panel(ax, res: TransformerResult):
 def _parameters(res: TransformerResult) -> str:
     cfg = res.config
     n_runs = res.excess_risk.shape[0]
-    return (f"d = {cfg.d}, L = {cfg.L}, H = {cfg.n_heads}, r = {cfg.r}, m = {cfg.m}\n"
-            f"SGD: α = {cfg.alpha:g}, batch {cfg.batch_size}, {n_runs} runs")
+    return (
+        f"d = {cfg.d}, L = {cfg.L}, H = {cfg.n_heads}, r = {cfg.r}, m = {cfg.m}\n"
+        f"SGD: α = {cfg.alpha:g}, batch {cfg.batch_size}, {n_runs} runs"
+    )
 
 
 def _step_axis(ax):
@@ -76,20 +94,40 @@ def plot_fig8(res: TransformerResult) -> Figure:
     axes[0].set_title("(a) excess test risk")
 
     ax = axes[1]
-    median_band(ax, steps[1:], np.abs(res.kappa[:, 1:, 0, 0]), "tab:blue",
-                r"(b) $|\langle \hat k, k^\star\rangle|$")
-    median_band(ax, steps, np.abs(res.nu[:, :, 0, 0]), "tab:orange",
-                r"(b) $|\langle \hat v, v^\star\rangle|$")
-    ax.plot(steps, np.median(np.abs(res.nu_gated[:, :, 0, 0]), axis=0), color="tab:orange", ls="--",
-            lw=1.2, label=r"(b) same, gated $\hat v$")
+    median_band(
+        ax,
+        steps[1:],
+        np.abs(res.kappa[:, 1:, 0, 0]),
+        "tab:blue",
+        r"(b) $|\langle \hat k, k^\star\rangle|$",
+    )
+    median_band(
+        ax,
+        steps,
+        np.abs(res.nu[:, :, 0, 0]),
+        "tab:orange",
+        r"(b) $|\langle \hat v, v^\star\rangle|$",
+    )
+    ax.plot(
+        steps,
+        np.median(np.abs(res.nu_gated[:, :, 0, 0]), axis=0),
+        color="tab:orange",
+        ls="--",
+        lw=1.2,
+        label=r"(b) same, gated $\hat v$",
+    )
     ax.set_ylim(-0.02, 1.02)
     ax.set_ylabel("alignment")
     ax.set_title("(b) directions in the weights")
 
     ax = axes[2]
-    median_band(ax, steps[1:], res.ratio[:, 1:, 0], COLORS["linear"], r"$s_1/s_2$")
+    median_band(
+        ax, steps[1:], res.ratio[:, 1:, 0], COLORS["linear"], r"$s_1/s_2$"
+    )
     ax.set_yscale("log")
-    ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))  # a few labelled ticks within a decade
+    ax.yaxis.set_major_locator(
+        LogLocator(subs=(1.0, 2.0, 5.0))
+    )  # a few labelled ticks within a decade
     ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_ylabel(r"$s_1/s_2$ of $W_Q^\top W_K$")
     ax.set_title("(c) rank-one check")
@@ -104,9 +142,23 @@ def plot_fig8(res: TransformerResult) -> Figure:
         h, lab = ax.get_legend_handles_labels()
         handles += h
         labels += [("(a) " + x) if ax is axes[0] else x for x in lab]
-    key.legend(handles, labels, loc="upper left", frameon=False, borderaxespad=0.0, handlelength=1.8)
-    key.text(0.0, 0.0, "Figure 8\n" + _parameters(res), transform=key.transAxes, va="bottom", ha="left",
-             linespacing=1.4)
+    key.legend(
+        handles,
+        labels,
+        loc="upper left",
+        frameon=False,
+        borderaxespad=0.0,
+        handlelength=1.8,
+    )
+    key.text(
+        0.0,
+        0.0,
+        "Figure 8\n" + _parameters(res),
+        transform=key.transAxes,
+        va="bottom",
+        ha="left",
+        linespacing=1.4,
+    )
     return fig
 
 
@@ -149,21 +201,44 @@ def plot_fig10(res: TransformerResult) -> Figure:
     grid = fig.subplots(2, 2)
     axes = [grid[0, 0], grid[1, 0], grid[1, 1]]
     ax = axes[0]
-    _each_run(ax, steps, np.maximum(res.excess_risk, 1e-6), COLORS["attention"], "Transformer layer")
+    _each_run(
+        ax,
+        steps,
+        np.maximum(res.excess_risk, 1e-6),
+        COLORS["attention"],
+        "Transformer layer",
+    )
     null_excess = res.config.null_risk - res.config.eps**2
-    ax.axhline(null_excess, color=COLORS["null"], ls="--", lw=1, label=f"zero predictor ({null_excess:.2g})")
+    ax.axhline(
+        null_excess,
+        color=COLORS["null"],
+        ls="--",
+        lw=1,
+        label=f"zero predictor ({null_excess:.2g})",
+    )
     ax.set_yscale("log")
     ax.set_ylabel(r"$\mathcal{R}_{\rm test} - \varepsilon^2$")
     ax.set_title("(a) excess test risk")
-    for ax, name, sym, ci in ((axes[1], "kappa", "k", 0), (axes[2], "nu", "v", 1)):
+    for ax, name, sym, ci in (
+        (axes[1], "kappa", "k", 0),
+        (axes[2], "nu", "v", 1),
+    ):
         a = np.abs(matched[name])
-        start = 1 if name == "kappa" else 0  # k-hat is undefined at step 0 (W_K = 0)
+        start = (
+            1 if name == "kappa" else 0
+        )  # k-hat is undefined at step 0 (W_K = 0)
         for i in range(M):
             color = _LOC_COLORS[i % len(_LOC_COLORS)][ci]
             _each_run(ax, steps[start:], a[:, start:, i, i], color, None)
             for j in range(M):
                 if j != i:
-                    ax.plot(steps[start:], np.median(a[:, start:, i, j], axis=0), color=color, ls="--", lw=1.1)
+                    ax.plot(
+                        steps[start:],
+                        np.median(a[:, start:, i, j], axis=0),
+                        color=color,
+                        ls="--",
+                        lw=1.1,
+                    )
         ax.set_ylim(-0.02, 1.02)
     axes[1].set_ylabel("alignment")
     axes[1].set_title(r"(b) $|\langle \hat k_h, k^\star_m\rangle|$")
@@ -178,16 +253,48 @@ def plot_fig10(res: TransformerResult) -> Figure:
     key = grid[0, 1]
     key.axis("off")
     thin = dict(lw=0.7, alpha=0.6)
-    handles = [(Line2D([], [], color=COLORS["attention"], **thin), Line2D([], [], color=COLORS["attention"], lw=2.0)),
-               Line2D([], [], color=COLORS["null"], ls="--", lw=1)]
-    labels = ["(a) each run, median", f"(a) zero predictor ({null_excess:.2g})"]
+    handles = [
+        (
+            Line2D([], [], color=COLORS["attention"], **thin),
+            Line2D([], [], color=COLORS["attention"], lw=2.0),
+        ),
+        Line2D([], [], color=COLORS["null"], ls="--", lw=1),
+    ]
+    labels = [
+        "(a) each run, median",
+        f"(a) zero predictor ({null_excess:.2g})",
+    ]
     for i in range(M):
-        handles.append(tuple(Line2D([], [], color=_LOC_COLORS[i % len(_LOC_COLORS)][ci], lw=2.0) for ci in (0, 1)))
+        handles.append(
+            tuple(
+                Line2D(
+                    [], [], color=_LOC_COLORS[i % len(_LOC_COLORS)][ci], lw=2.0
+                )
+                for ci in (0, 1)
+            )
+        )
         labels.append(f"(b), (c) head of location {i + 1}")
-    handles += [Line2D([], [], color="black", lw=2.0), Line2D([], [], color="black", lw=1.1, ls="--")]
+    handles += [
+        Line2D([], [], color="black", lw=2.0),
+        Line2D([], [], color="black", lw=1.1, ls="--"),
+    ]
     labels += ["with its own location", "with the other (median)"]
-    key.legend(handles, labels, handler_map={tuple: HandlerTuple(ndivide=None, pad=0.0)}, loc="upper left",
-               frameon=False, borderaxespad=0.0, handlelength=2.4)
-    key.text(0.0, 0.0, "Figure 10\n" + _parameters(res), transform=key.transAxes, va="bottom", ha="left",
-             linespacing=1.4)
+    key.legend(
+        handles,
+        labels,
+        handler_map={tuple: HandlerTuple(ndivide=None, pad=0.0)},
+        loc="upper left",
+        frameon=False,
+        borderaxespad=0.0,
+        handlelength=2.4,
+    )
+    key.text(
+        0.0,
+        0.0,
+        "Figure 10\n" + _parameters(res),
+        transform=key.transAxes,
+        va="bottom",
+        ha="left",
+        linespacing=1.4,
+    )
     return fig

@@ -83,7 +83,9 @@ _PAPER_DECAY = 1e-4
 # --------------------------------------------------------------------------- validation
 def _check_schedule(schedule) -> str:
     if schedule not in SCHEDULES:
-        raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
+        raise ValueError(
+            f"schedule must be one of {SCHEDULES}, got {schedule!r}"
+        )
     return schedule
 
 
@@ -102,7 +104,9 @@ def _check_point(x, name) -> float:
     """One coordinate of one point of the square [-1, 1]^2, as a float."""
     x = _check_interval(x, name)
     if np.ndim(x) != 0:
-        raise ValueError(f"{name} must be a scalar (one point), got shape {np.shape(x)}")
+        raise ValueError(
+            f"{name} must be a scalar (one point), got shape {np.shape(x)}"
+        )
     return float(x)
 
 
@@ -113,13 +117,18 @@ def _check_tol(tol) -> float:
 def _check_interval(x, name):
     x = as_float_array(x, name)
     check_finite(x, name)
-    if is_concrete(x) and not bool(np.all(np.abs(np.asarray(x)) <= 1.0 + 1e-12)):
+    if is_concrete(x) and not bool(
+        np.all(np.abs(np.asarray(x)) <= 1.0 + 1e-12)
+    ):
         raise ValueError(f"{name} must lie in [-1, 1], got {np.asarray(x)}")
     return x
 
 
-def inverse_temperature(lam: float, steps: ArrayLike,
-                        schedule: Literal["constant", "paper"] = "constant") -> np.ndarray:
+def inverse_temperature(
+    lam: float,
+    steps: ArrayLike,
+    schedule: Literal["constant", "paper"] = "constant",
+) -> np.ndarray:
     r"""The inverse temperature :math:`\lambda_t` used for the step from ``t`` to ``t + 1``.
 
     ``"constant"``: :math:`\lambda_t = \lambda`; ``"paper"``:
@@ -151,7 +160,9 @@ def inverse_temperature(lam: float, steps: ArrayLike,
     try:
         steps = np.asarray(steps, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"steps must be an array of step indices >= 0, got {steps!r}") from None
+        raise ValueError(
+            f"steps must be an array of step indices >= 0, got {steps!r}"
+        ) from None
     if not np.all(np.isfinite(steps)) or np.any(steps < 0):
         raise ValueError(f"steps must be finite and >= 0, got {steps}")
     return np.asarray(_lam_t(lam, jnp.asarray(steps, dtype=float), schedule))
@@ -162,7 +173,9 @@ def _lam_t(lam, t, schedule):
 
 
 # --------------------------------------------------------------------------- initialisations
-def distance_to_manifold(theta: ArrayLike, eta: ArrayLike, rho: ArrayLike) -> jax.Array:
+def distance_to_manifold(
+    theta: ArrayLike, eta: ArrayLike, rho: ArrayLike
+) -> jax.Array:
     r"""Distance to :math:`\mathcal M` as the paper plots it: :math:`\sqrt{\theta^2 + \eta^2 + \rho^2}`.
 
     Parameters
@@ -223,7 +236,9 @@ class PGDResult(NamedTuple):
     v: np.ndarray
 
 
-def _check_pgd_inputs(k0, v0, k_star, v_star, task, lam, alpha, n_steps, log_every, schedule):
+def _check_pgd_inputs(
+    k0, v0, k_star, v_star, task, lam, alpha, n_steps, log_every, schedule
+):
     task = check_task(task)
     k0 = task.check_parameter_vector(k0, "k0")
     v0 = task.check_parameter_vector(v0, "v0")
@@ -233,7 +248,9 @@ def _check_pgd_inputs(k0, v0, k_star, v_star, task, lam, alpha, n_steps, log_eve
     n_steps, log_every = _check_steps(n_steps, log_every)
     schedule = _check_schedule(schedule)
     try:
-        batch = jnp.broadcast_shapes(k0.shape[:-1], v0.shape[:-1], k_star.shape[:-1])
+        batch = jnp.broadcast_shapes(
+            k0.shape[:-1], v0.shape[:-1], k_star.shape[:-1]
+        )
     except ValueError:
         raise ValueError(
             f"k0, v0 and k_star, v_star must have broadcastable leading (run) axes, got shapes {k0.shape}, "
@@ -242,10 +259,28 @@ def _check_pgd_inputs(k0, v0, k_star, v_star, task, lam, alpha, n_steps, log_eve
     k0 = jnp.broadcast_to(k0, batch + (task.d,))
     v0 = jnp.broadcast_to(v0, batch + (task.d,))
     B = int(np.prod(batch)) if batch else 1
-    if k_star.ndim > 1:  # one pair of directions per run: (B, d), like k0 and v0
-        k_star = jnp.reshape(jnp.broadcast_to(k_star, batch + (task.d,)), (B, task.d))
-        v_star = jnp.reshape(jnp.broadcast_to(v_star, batch + (task.d,)), (B, task.d))
-    return task, k0, v0, k_star, v_star, lam, alpha, n_steps, log_every, schedule, batch
+    if (
+        k_star.ndim > 1
+    ):  # one pair of directions per run: (B, d), like k0 and v0
+        k_star = jnp.reshape(
+            jnp.broadcast_to(k_star, batch + (task.d,)), (B, task.d)
+        )
+        v_star = jnp.reshape(
+            jnp.broadcast_to(v_star, batch + (task.d,)), (B, task.d)
+        )
+    return (
+        task,
+        k0,
+        v0,
+        k_star,
+        v_star,
+        lam,
+        alpha,
+        n_steps,
+        log_every,
+        schedule,
+        batch,
+    )
 
 
 def _overlap_grad(kappa, nu, theta, eta, rho, lam, d, L, gamma, eps):
@@ -258,12 +293,17 @@ def _overlap_grad(kappa, nu, theta, eta, rho, lam, d, L, gamma, eps):
 
 
 def _riemannian_step(k, v, gk, gv, alpha):
-    """One step of eq. (10) on coordinate (or full) vectors, last axis = space."""
+    """One step of eq. (10) on coordinate (or full) vectors.
+
+    The last axis is space.
+    """
     gk = gk - jnp.sum(k * gk, axis=-1, keepdims=True) * k
     gv = gv - jnp.sum(v * gv, axis=-1, keepdims=True) * v
     k = k - alpha * gk
     v = v - alpha * gv
-    return k / jnp.linalg.norm(k, axis=-1, keepdims=True), v / jnp.linalg.norm(v, axis=-1, keepdims=True)
+    return k / jnp.linalg.norm(k, axis=-1, keepdims=True), v / jnp.linalg.norm(
+        v, axis=-1, keepdims=True
+    )
 
 
 def _decay(schedule: str) -> float:
@@ -277,9 +317,19 @@ def _log_buffer(n_log: int) -> int:
 
 
 @partial(jax.jit, static_argnames=("overlap_grad", "buf"))
-def pgd_in_span(overlap_grad: Callable[..., tuple[jax.Array, ...]], params: Any, k0: ArrayLike, v0: ArrayLike, k_star: ArrayLike,
-                v_star: ArrayLike, alpha: ArrayLike, log_every: ArrayLike, n_log: ArrayLike, *,
-                buf: int) -> tuple[jax.Array, jax.Array, jax.Array]:
+def pgd_in_span(
+    overlap_grad: Callable[..., tuple[jax.Array, ...]],
+    params: Any,
+    k0: ArrayLike,
+    v0: ArrayLike,
+    k_star: ArrayLike,
+    v_star: ArrayLike,
+    alpha: ArrayLike,
+    log_every: ArrayLike,
+    n_log: ArrayLike,
+    *,
+    buf: int,
+) -> tuple[jax.Array, jax.Array, jax.Array]:
     r"""The iteration of Definition 1 (eq. 10) for any risk of the five overlaps, run in the span of the data.
 
     For a risk :math:`\mathcal R_t(\kappa, \nu, \theta, \eta, \rho)` of the overlaps
@@ -361,7 +411,9 @@ def pgd_in_span(overlap_grad: Callable[..., tuple[jax.Array, ...]], params: Any,
 
     def ovl(k, v):
         dot = lambda a, b: jnp.sum(a * b, axis=-1)  # noqa: E731
-        return jnp.stack([dot(k, ks), dot(v, vs), dot(v, ks), dot(k, vs), dot(k, v)])
+        return jnp.stack(
+            [dot(k, ks), dot(v, vs), dot(v, ks), dot(k, vs), dot(k, v)]
+        )
 
     def step(t, carry):
         k, v = carry
@@ -372,7 +424,9 @@ def pgd_in_span(overlap_grad: Callable[..., tuple[jax.Array, ...]], params: Any,
 
     def chunk(i, state):
         k, v, logs = state
-        k, v = jax.lax.fori_loop(i * log_every, (i + 1) * log_every, step, (k, v))
+        k, v = jax.lax.fori_loop(
+            i * log_every, (i + 1) * log_every, step, (k, v)
+        )
         return k, v, logs.at[i + 1].set(ovl(k, v))
 
     logs = jnp.zeros((buf, 5, k0.shape[0])).at[0].set(ovl(k, v))
@@ -383,36 +437,90 @@ def pgd_in_span(overlap_grad: Callable[..., tuple[jax.Array, ...]], params: Any,
 def _closed_form_overlap_grad(kappa, nu, theta, eta, rho, t, params):
     """Partial derivatives of the closed form of Theorem 1 at lambda_t = lam0 / (1 + decay t)."""
     lam0, decay, d, L, gamma, eps = params
-    return _overlap_grad(kappa, nu, theta, eta, rho, lam0 / (1.0 + decay * t), d, L, gamma, eps)
+    return _overlap_grad(
+        kappa, nu, theta, eta, rho, lam0 / (1.0 + decay * t), d, L, gamma, eps
+    )
 
 
 @partial(jax.jit, static_argnames=("buf",))
-def _pgd_span(k0, v0, k_star, v_star, lam0, decay, alpha, log_every, n_log, d, L, gamma, eps, *, buf):
+def _pgd_span(
+    k0,
+    v0,
+    k_star,
+    v_star,
+    lam0,
+    decay,
+    alpha,
+    log_every,
+    n_log,
+    d,
+    L,
+    gamma,
+    eps,
+    *,
+    buf,
+):
     # Only the size of the log buffer is static: the schedule, the step size, log_every and
     # the number of logged points are traced, so the paper's four configurations share one
     # compilation.
-    logs, k_full, v_full = pgd_in_span(_closed_form_overlap_grad, (lam0, decay, d, L, gamma, eps),
-                                       k0, v0, k_star, v_star, alpha, log_every, n_log, buf=buf)
+    logs, k_full, v_full = pgd_in_span(
+        _closed_form_overlap_grad,
+        (lam0, decay, d, L, gamma, eps),
+        k0,
+        v0,
+        k_star,
+        v_star,
+        alpha,
+        log_every,
+        n_log,
+        buf=buf,
+    )
     lam_log = lam0 / (1.0 + decay * log_every * jnp.arange(buf))
     risk = risk_kernel(*logs.transpose(1, 2, 0), lam_log, d, L, gamma, eps)
     return logs, risk, k_full, v_full
 
 
-def _finish(task, batch, n_steps, log_every, lam, schedule, logged, k, v, risk=None) -> PGDResult:
+def _finish(
+    task, batch, n_steps, log_every, lam, schedule, logged, k, v, risk=None
+) -> PGDResult:
     steps = np.arange(0, n_steps + 1, log_every)
-    lam_log = np.asarray(_lam_t(lam, jnp.asarray(steps, dtype=float), schedule))
+    lam_log = np.asarray(
+        _lam_t(lam, jnp.asarray(steps, dtype=float), schedule)
+    )
     kappa, nu, theta, eta, rho = logged
     if risk is None:
-        risk = risk_kernel(kappa, nu, theta, eta, rho, jnp.asarray(lam_log), task.d, task.L, task.gamma, task.eps)
+        risk = risk_kernel(
+            kappa,
+            nu,
+            theta,
+            eta,
+            rho,
+            jnp.asarray(lam_log),
+            task.d,
+            task.L,
+            task.gamma,
+            task.eps,
+        )
     dist = distance_to_manifold(theta, eta, rho)
     shape = batch + (steps.size,)
     re = lambda x: jnp.reshape(x, shape)  # noqa: E731
     out = PGDResult(
-        steps, lam_log, re(kappa), re(nu), re(theta), re(eta), re(rho), re(risk), re(dist),
-        jnp.reshape(k, batch + (task.d,)), jnp.reshape(v, batch + (task.d,)),
+        steps,
+        lam_log,
+        re(kappa),
+        re(nu),
+        re(theta),
+        re(eta),
+        re(rho),
+        re(risk),
+        re(dist),
+        jnp.reshape(k, batch + (task.d,)),
+        jnp.reshape(v, batch + (task.d,)),
     )
     if not bool(jnp.all(jnp.isfinite(out.risk))):
-        raise FloatingPointError("PGD produced non-finite values: is alpha too large?")
+        raise FloatingPointError(
+            "PGD produced non-finite values: is alpha too large?"
+        )
     return numpy_record(out)
 
 
@@ -483,25 +591,67 @@ def pgd(
     docstring): the same arithmetic as in :math:`\mathbb R^d`, at a cost per step
     independent of :math:`d`; :func:`pgd_dense` is the literal version it is tested against.
     """
-    task, k0, v0, k_star, v_star, lam, alpha, n_steps, log_every, schedule, batch = _check_pgd_inputs(
+    (
+        task,
+        k0,
+        v0,
+        k_star,
+        v_star,
+        lam,
+        alpha,
+        n_steps,
+        log_every,
+        schedule,
+        batch,
+    ) = _check_pgd_inputs(
         k0, v0, k_star, v_star, task, lam, alpha, n_steps, log_every, schedule
     )
     B = int(np.prod(batch)) if batch else 1
     n_log = n_steps // log_every
     logs, risk, k, v = _pgd_span(
-        jnp.reshape(k0, (B, task.d)), jnp.reshape(v0, (B, task.d)), k_star, v_star,
-        lam, _decay(schedule), alpha, log_every, n_log, float(task.d), float(task.L), task.gamma,
-        task.eps, buf=_log_buffer(n_log),
+        jnp.reshape(k0, (B, task.d)),
+        jnp.reshape(v0, (B, task.d)),
+        k_star,
+        v_star,
+        lam,
+        _decay(schedule),
+        alpha,
+        log_every,
+        n_log,
+        float(task.d),
+        float(task.L),
+        task.gamma,
+        task.eps,
+        buf=_log_buffer(n_log),
     )
     logged = tuple(np.asarray(logs[: n_log + 1, i, :]).T for i in range(5))
     risk = np.asarray(risk[:, : n_log + 1])
-    return _finish(task, batch, n_steps, log_every, lam, schedule, logged, k, v, risk)
+    return _finish(
+        task, batch, n_steps, log_every, lam, schedule, logged, k, v, risk
+    )
 
 
 @partial(jax.jit, static_argnames=("n_log", "log_every", "schedule"))
-def _pgd_dense(k0, v0, k_star, v_star, lam0, alpha, d, L, gamma, eps, *, n_log, log_every, schedule):
+def _pgd_dense(
+    k0,
+    v0,
+    k_star,
+    v_star,
+    lam0,
+    alpha,
+    d,
+    L,
+    gamma,
+    eps,
+    *,
+    n_log,
+    log_every,
+    schedule,
+):
     def risk(k, v, lam):
-        return jnp.sum(risk_kernel(*overlaps(k, v, k_star, v_star), lam, d, L, gamma, eps))
+        return jnp.sum(
+            risk_kernel(*overlaps(k, v, k_star, v_star), lam, d, L, gamma, eps)
+        )
 
     grad = jax.grad(risk, argnums=(0, 1))
 
@@ -517,13 +667,24 @@ def _pgd_dense(k0, v0, k_star, v_star, lam0, alpha, d, L, gamma, eps, *, n_log, 
 
     first = overlaps(k0, v0, k_star, v_star)
     (k, v), logged = jax.lax.scan(chunk, (k0, v0), jnp.arange(n_log))
-    logged = tuple(jnp.concatenate([f[None], g], axis=0).T for f, g in zip(first, logged))
+    logged = tuple(
+        jnp.concatenate([f[None], g], axis=0).T for f, g in zip(first, logged)
+    )
     return logged, k, v
 
 
 def pgd_dense(
-    k0: ArrayLike, v0: ArrayLike, k_star: ArrayLike, v_star: ArrayLike, task: SLRTask, *, lam: float, alpha: float,
-    n_steps: int, schedule: Literal["constant", "paper"] = "constant", log_every: int = 1
+    k0: ArrayLike,
+    v0: ArrayLike,
+    k_star: ArrayLike,
+    v_star: ArrayLike,
+    task: SLRTask,
+    *,
+    lam: float,
+    alpha: float,
+    n_steps: int,
+    schedule: Literal["constant", "paper"] = "constant",
+    log_every: int = 1,
 ) -> PGDResult:
     r"""Definition 1 written literally in :math:`\mathbb R^d`: same arguments and result as :func:`pgd`.
 
@@ -549,20 +710,46 @@ def pgd_dense(
     FloatingPointError
         When the iteration produces non-finite values (``alpha`` too large).
     """
-    task, k0, v0, k_star, v_star, lam, alpha, n_steps, log_every, schedule, batch = _check_pgd_inputs(
+    (
+        task,
+        k0,
+        v0,
+        k_star,
+        v_star,
+        lam,
+        alpha,
+        n_steps,
+        log_every,
+        schedule,
+        batch,
+    ) = _check_pgd_inputs(
         k0, v0, k_star, v_star, task, lam, alpha, n_steps, log_every, schedule
     )
     B = int(np.prod(batch)) if batch else 1
     logged, k, v = _pgd_dense(
-        jnp.reshape(k0, (B, task.d)), jnp.reshape(v0, (B, task.d)), k_star, v_star,
-        lam, alpha, float(task.d), float(task.L), task.gamma, task.eps,
-        n_log=n_steps // log_every, log_every=log_every, schedule=schedule,
+        jnp.reshape(k0, (B, task.d)),
+        jnp.reshape(v0, (B, task.d)),
+        k_star,
+        v_star,
+        lam,
+        alpha,
+        float(task.d),
+        float(task.L),
+        task.gamma,
+        task.eps,
+        n_log=n_steps // log_every,
+        log_every=log_every,
+        schedule=schedule,
     )
-    return _finish(task, batch, n_steps, log_every, lam, schedule, logged, k, v)
+    return _finish(
+        task, batch, n_steps, log_every, lam, schedule, logged, k, v
+    )
 
 
 # --------------------------------------------------------------------------- reduced dynamics on M
-def manifold_risk_grad(kappa: ArrayLike, nu: ArrayLike, lam: float, task: SLRTask) -> tuple[jax.Array, jax.Array]:
+def manifold_risk_grad(
+    kappa: ArrayLike, nu: ArrayLike, lam: float, task: SLRTask
+) -> tuple[jax.Array, jax.Array]:
     r"""The partial derivatives of the manifold risk (Lemma 6) in :math:`(\kappa, \nu)`.
 
     .. math::
@@ -607,12 +794,26 @@ def _manifold_grad(kappa, nu, lam, d, gamma):
     sc2 = jnp.sqrt(1.0 + 2.0 * lam**2 * g2)
     a = lam * q * kappa / sc2
     d_nu = -2.0 * g2 * erf(a)
-    d_kappa = g2 * lam * q * (-2.0 * nu / sc2 * erf_prime(a) + zeta_dt(lam * q * kappa, lam * gamma))
+    d_kappa = (
+        g2
+        * lam
+        * q
+        * (
+            -2.0 * nu / sc2 * erf_prime(a)
+            + zeta_dt(lam * q * kappa, lam * gamma)
+        )
+    )
     return d_kappa, d_nu
 
 
-def reduced_map_kernel(kappa: ArrayLike, nu: ArrayLike, lam: ArrayLike, alpha: ArrayLike, d: ArrayLike,
-                       gamma: ArrayLike) -> tuple[jax.Array, jax.Array]:
+def reduced_map_kernel(
+    kappa: ArrayLike,
+    nu: ArrayLike,
+    lam: ArrayLike,
+    alpha: ArrayLike,
+    d: ArrayLike,
+    gamma: ArrayLike,
+) -> tuple[jax.Array, jax.Array]:
     r"""The map :math:`F` of Lemma 7 (eqs. 12–13) as a pure function of arrays (see :func:`reduced_map`).
 
     .. math::
@@ -649,8 +850,9 @@ def reduced_map_kernel(kappa: ArrayLike, nu: ArrayLike, lam: ArrayLike, alpha: A
     return k_new, n_new
 
 
-def reduced_map(kappa: ArrayLike, nu: ArrayLike, lam: float, alpha: float,
-                task: SLRTask) -> tuple[jax.Array, jax.Array]:
+def reduced_map(
+    kappa: ArrayLike, nu: ArrayLike, lam: float, alpha: float, task: SLRTask
+) -> tuple[jax.Array, jax.Array]:
     r"""The map :math:`F` of Lemma 7 (eqs. 12–13): one PGD step on :math:`\mathcal M` in :math:`(\kappa, \nu)`.
 
     .. math::
@@ -723,8 +925,16 @@ def _reduced_run(kappa, nu, lam, alpha, d, gamma, *, n_log, log_every):
     return jnp.moveaxis(ks, 0, -1), jnp.moveaxis(ns, 0, -1)
 
 
-def reduced_pgd(kappa0: ArrayLike, nu0: ArrayLike, task: SLRTask, *, lam: float, alpha: float, n_steps: int,
-                log_every: int = 1) -> ReducedResult:
+def reduced_pgd(
+    kappa0: ArrayLike,
+    nu0: ArrayLike,
+    task: SLRTask,
+    *,
+    lam: float,
+    alpha: float,
+    n_steps: int,
+    log_every: int = 1,
+) -> ReducedResult:
     r"""Iterate the reduced map :math:`F` of Lemma 7 (constant :math:`\lambda`) from :math:`(\kappa_0, \nu_0)`.
 
     Parameters
@@ -760,10 +970,22 @@ def reduced_pgd(kappa0: ArrayLike, nu0: ArrayLike, task: SLRTask, *, lam: float,
     alpha = check_real_scalar(alpha, "alpha", minimum=0.0, strict=True)
     n_steps, log_every = _check_steps(n_steps, log_every)
     kappa0, nu0 = jnp.broadcast_arrays(kappa0, nu0)
-    ks, ns = _reduced_run(kappa0, nu0, lam, alpha, float(task.d), task.gamma,
-                          n_log=n_steps // log_every, log_every=log_every)
-    risk = manifold_risk(jnp.clip(ks, -1.0, 1.0), jnp.clip(ns, -1.0, 1.0), lam, task)
-    return numpy_record(ReducedResult(np.arange(0, n_steps + 1, log_every), ks, ns, risk))
+    ks, ns = _reduced_run(
+        kappa0,
+        nu0,
+        lam,
+        alpha,
+        float(task.d),
+        task.gamma,
+        n_log=n_steps // log_every,
+        log_every=log_every,
+    )
+    risk = manifold_risk(
+        jnp.clip(ks, -1.0, 1.0), jnp.clip(ns, -1.0, 1.0), lam, task
+    )
+    return numpy_record(
+        ReducedResult(np.arange(0, n_steps + 1, log_every), ks, ns, risk)
+    )
 
 
 # --------------------------------------------------------------------------- fixed points
@@ -780,7 +1002,9 @@ class FixedPoint(NamedTuple):
     nu: float
     risk: float
     kind: str  # "minimum", "maximum" or "saddle"
-    hessian_eigenvalues: np.ndarray  # of the Riemannian Hessian (angles), ascending
+    hessian_eigenvalues: (
+        np.ndarray
+    )  # of the Riemannian Hessian (angles), ascending
     jacobian_eigenvalues: np.ndarray  # of F at the point, ascending by modulus
 
 
@@ -820,7 +1044,9 @@ def _stationarity_angles(x, lam, d, gamma):
 _FACTOR_DISTANCE = 1e-10
 
 
-def stationary_points(lam: float, task: SLRTask, *, n_starts: int = 21, tol: float = 1e-12) -> np.ndarray:
+def stationary_points(
+    lam: float, task: SLRTask, *, n_starts: int = 21, tol: float = 1e-12
+) -> np.ndarray:
     r"""All solutions of (14) on :math:`[-1,1]^2`, found numerically.
 
     The system (14) is
@@ -871,7 +1097,11 @@ def stationary_points(lam: float, task: SLRTask, *, n_starts: int = 21, tol: flo
         raise ValueError(f"n_starts must be >= 2, got {n_starts}")
     d, gamma = float(task.d), task.gamma
     s2 = (lam * gamma) ** 2
-    b_max = lam * math.sqrt(d / 2.0) / math.sqrt((1.0 + 2.0 * s2) * (1.0 + 4.0 * s2))
+    b_max = (
+        lam
+        * math.sqrt(d / 2.0)
+        / math.sqrt((1.0 + 2.0 * s2) * (1.0 + 4.0 * s2))
+    )
     gap = math.sqrt(2.0 * math.erfc(b_max))
     if gap <= 10.0 * _FACTOR_DISTANCE:
         raise ValueError(
@@ -909,17 +1139,24 @@ def stationary_points(lam: float, task: SLRTask, *, n_starts: int = 21, tol: flo
             f = np.abs(np.asarray(F_jit(x)))
             g = np.linalg.norm(np.asarray(FJ_jit(x)), axis=1)
             dist = np.where(f == 0.0, 0.0, f / np.where(g > 0, g, np.inf))
-            if min(dist[0], dist[1]) > _FACTOR_DISTANCE or min(dist[2], dist[3]) > _FACTOR_DISTANCE:
+            if (
+                min(dist[0], dist[1]) > _FACTOR_DISTANCE
+                or min(dist[2], dist[3]) > _FACTOR_DISTANCE
+            ):
                 continue
             point = np.cos(np.asarray(sol.x))
             if all(np.max(np.abs(point - y)) > 1e-6 for y in found):
                 found.append(point)
-    pts = np.array(sorted(found, key=lambda p: (round(p[0], 6), round(p[1], 6))))
+    pts = np.array(
+        sorted(found, key=lambda p: (round(p[0], 6), round(p[1], 6)))
+    )
     pts = np.where(np.abs(pts) < 1e-12, 0.0, pts)
     return np.where(np.abs(np.abs(pts) - 1.0) < 1e-12, np.sign(pts), pts)
 
 
-def manifold_hessian(kappa: float, nu: float, lam: float, task: SLRTask) -> np.ndarray:
+def manifold_hessian(
+    kappa: float, nu: float, lam: float, task: SLRTask
+) -> np.ndarray:
     r"""Hessian of the manifold risk (Lemma 6) in :math:`(\kappa, \nu)` at one point (2 × 2).
 
     At :math:`(0,0)`, the only interior critical point, it is :math:`\begin{pmatrix}
@@ -949,11 +1186,24 @@ def manifold_hessian(kappa: float, nu: float, lam: float, task: SLRTask) -> np.n
     task = check_task(task)
     lam = check_real_scalar(lam, "lam", minimum=0.0, strict=True)
     x = jnp.array([_check_point(kappa, "kappa"), _check_point(nu, "nu")])
-    f = lambda x: risk_kernel(x[0], x[1], 0.0, 0.0, 0.0, lam, float(task.d), float(task.L), task.gamma, task.eps)  # noqa: E731
+    f = lambda x: risk_kernel(
+        x[0],
+        x[1],
+        0.0,
+        0.0,
+        0.0,
+        lam,
+        float(task.d),
+        float(task.L),
+        task.gamma,
+        task.eps,
+    )  # noqa: E731
     return np.asarray(jax.hessian(f)(x))
 
 
-def riemannian_hessian(kappa: float, nu: float, lam: float, task: SLRTask) -> np.ndarray:
+def riemannian_hessian(
+    kappa: float, nu: float, lam: float, task: SLRTask
+) -> np.ndarray:
     r"""Hessian of the risk on :math:`\mathcal M` in angle coordinates :math:`(\varphi, \psi)` (2 × 2).
 
     The Hessian of :math:`(\varphi, \psi) \mapsto \mathcal R(\cos\varphi, \cos\psi)` at
@@ -988,11 +1238,24 @@ def riemannian_hessian(kappa: float, nu: float, lam: float, task: SLRTask) -> np
     kappa = float(np.clip(_check_point(kappa, "kappa"), -1.0, 1.0))
     nu = float(np.clip(_check_point(nu, "nu"), -1.0, 1.0))
     angles = jnp.array([math.acos(kappa), math.acos(nu)])
-    f = lambda a: risk_kernel(jnp.cos(a[0]), jnp.cos(a[1]), 0.0, 0.0, 0.0, lam, float(task.d), float(task.L), task.gamma, task.eps)  # noqa: E731
+    f = lambda a: risk_kernel(
+        jnp.cos(a[0]),
+        jnp.cos(a[1]),
+        0.0,
+        0.0,
+        0.0,
+        lam,
+        float(task.d),
+        float(task.L),
+        task.gamma,
+        task.eps,
+    )  # noqa: E731
     return np.asarray(jax.hessian(f)(angles))
 
 
-def reduced_jacobian(kappa: float, nu: float, lam: float, alpha: float, task: SLRTask) -> np.ndarray:
+def reduced_jacobian(
+    kappa: float, nu: float, lam: float, alpha: float, task: SLRTask
+) -> np.ndarray:
     r"""Jacobian of the reduced map :math:`F` (Lemma 7) at one point (2 × 2), by ``jax.jacfwd``.
 
     At :math:`(0,0)` it is :math:`I - \alpha\nabla^2\mathcal R(0,0)` (Proposition 12): one
@@ -1024,7 +1287,9 @@ def reduced_jacobian(kappa: float, nu: float, lam: float, alpha: float, task: SL
     lam = check_real_scalar(lam, "lam", minimum=0.0, strict=True)
     alpha = check_real_scalar(alpha, "alpha", minimum=0.0, strict=True)
     x = jnp.array([_check_point(kappa, "kappa"), _check_point(nu, "nu")])
-    f = lambda x: jnp.stack(reduced_map_kernel(x[0], x[1], lam, alpha, float(task.d), task.gamma))  # noqa: E731
+    f = lambda x: jnp.stack(
+        reduced_map_kernel(x[0], x[1], lam, alpha, float(task.d), task.gamma)
+    )  # noqa: E731
     return np.asarray(jax.jacfwd(f)(x))
 
 
@@ -1052,7 +1317,9 @@ def classify_hessian(eigenvalues: ArrayLike) -> str:
     return "saddle"
 
 
-def fixed_point_table(lam: float, alpha: float, task: SLRTask) -> list[FixedPoint]:
+def fixed_point_table(
+    lam: float, alpha: float, task: SLRTask
+) -> list[FixedPoint]:
     r"""The fixed points of (14) found by :func:`stationary_points`, each classified (Propositions 9, 10, 12).
 
     ``kind`` comes from the signs of the Riemannian Hessian's eigenvalues (both > 0:
@@ -1090,7 +1357,9 @@ def fixed_point_table(lam: float, alpha: float, task: SLRTask) -> list[FixedPoin
     return out
 
 
-def classify_limits(kappa: ArrayLike, nu: ArrayLike, *, tol: float = 1e-3) -> np.ndarray:
+def classify_limits(
+    kappa: ArrayLike, nu: ArrayLike, *, tol: float = 1e-3
+) -> np.ndarray:
     """Label the end points of reduced trajectories by the fixed point they reached.
 
     Parameters

@@ -89,7 +89,12 @@ from slrlib.validation import (
     check_real_scalar,
     check_unit_norm,
 )
-from slrlib.core.task import MultiLocationTask, SLRTask, multi_sample_kernel, sample_kernel
+from slrlib.core.task import (
+    MultiLocationTask,
+    SLRTask,
+    multi_sample_kernel,
+    sample_kernel,
+)
 
 __all__ = [
     "SGDResult",
@@ -166,7 +171,9 @@ def _batch_loss(K, V, X, y, lam, attention="erf"):
 
 def _check_attention(attention):
     if attention not in ATTENTIONS:
-        raise ValueError(f"attention must be one of {ATTENTIONS}, got {attention!r}")
+        raise ValueError(
+            f"attention must be one of {ATTENTIONS}, got {attention!r}"
+        )
     return attention
 
 
@@ -175,14 +182,22 @@ def _heads(x, name, d):
     if jnp.ndim(x) == 1:
         x = x[None, :]
     if jnp.ndim(x) != 2 or x.shape[-1] != d:
-        raise ValueError(f"{name} must have shape (H, d) or (d,) with d = {d}, got shape {jnp.shape(x)}")
+        raise ValueError(
+            f"{name} must have shape (H, d) or (d,) with d = {d}, got shape {jnp.shape(x)}"
+        )
     check_finite(x, name)
     check_unit_norm(x, name)
     return x
 
 
-def batch_loss(K: ArrayLike, V: ArrayLike, X: ArrayLike, y: ArrayLike, lam: float,
-               attention: Literal["erf", "softmax"] = "erf") -> jax.Array:
+def batch_loss(
+    K: ArrayLike,
+    V: ArrayLike,
+    X: ArrayLike,
+    y: ArrayLike,
+    lam: float,
+    attention: Literal["erf", "softmax"] = "erf",
+) -> jax.Array:
     r"""The empirical risk of a batch, :math:`\frac1B\sum_b (T_\lambda(\mathbb X_b) - Y_b)^2`.
 
     The predictor :math:`T_\lambda` is (31) (with one head, (3)):
@@ -221,19 +236,29 @@ def batch_loss(K: ArrayLike, V: ArrayLike, X: ArrayLike, y: ArrayLike, lam: floa
     """
     X = as_float_array(X, "X")
     if jnp.ndim(X) != 3:
-        raise ValueError(f"X must have shape (B, L, d), got shape {jnp.shape(X)}")
+        raise ValueError(
+            f"X must have shape (B, L, d), got shape {jnp.shape(X)}"
+        )
     d = X.shape[-1]
     K = _heads(K, "K", d)
     V = _heads(V, "V", d)
     y = as_float_array(y, "y")
     if jnp.shape(y) != X.shape[:1]:
-        raise ValueError(f"y must have shape (B,) = ({X.shape[0]},), got shape {jnp.shape(y)}")
+        raise ValueError(
+            f"y must have shape (B,) = ({X.shape[0]},), got shape {jnp.shape(y)}"
+        )
     lam = check_real_scalar(lam, "lam", minimum=0.0)
     return _batch_loss(K, V, X, y, lam, _check_attention(attention))
 
 
-def batch_gradient(K: ArrayLike, V: ArrayLike, X: ArrayLike, y: ArrayLike, lam: float,
-                   attention: Literal["erf", "softmax"] = "erf") -> tuple[jax.Array, jax.Array]:
+def batch_gradient(
+    K: ArrayLike,
+    V: ArrayLike,
+    X: ArrayLike,
+    y: ArrayLike,
+    lam: float,
+    attention: Literal["erf", "softmax"] = "erf",
+) -> tuple[jax.Array, jax.Array]:
     """Euclidean gradient of :func:`batch_loss` in ``(K, V)`` (by ``jax.grad``).
 
     Parameters
@@ -254,7 +279,9 @@ def batch_gradient(K: ArrayLike, V: ArrayLike, X: ArrayLike, y: ArrayLike, lam: 
     batch_loss(K, V, X, y, lam, attention)  # validation
     K = _heads(K, "K", X.shape[-1])
     V = _heads(V, "V", X.shape[-1])
-    return jax.grad(_batch_loss, argnums=(0, 1))(K, V, jnp.asarray(X, float), jnp.asarray(y, float), lam, attention)
+    return jax.grad(_batch_loss, argnums=(0, 1))(
+        K, V, jnp.asarray(X, float), jnp.asarray(y, float), lam, attention
+    )
 
 
 # ------------------------------------------------------------------------------ samplers
@@ -294,8 +321,17 @@ def _gram_factor(S):
         safe = jnp.where(fjj > 0, fjj, 1.0)
         F[j][j] = fjj
         for i in range(j + 1, k):
-            F[i][j] = jnp.where(fjj > 0, (S[i, j] - sum(F[i][m] * F[j][m] for m in range(j))) / safe, 0.0)
-    return jnp.stack([jnp.stack([jnp.asarray(F[i][j], S.dtype) for j in range(k)]) for i in range(k)])
+            F[i][j] = jnp.where(
+                fjj > 0,
+                (S[i, j] - sum(F[i][m] * F[j][m] for m in range(j))) / safe,
+                0.0,
+            )
+    return jnp.stack(
+        [
+            jnp.stack([jnp.asarray(F[i][j], S.dtype) for j in range(k)])
+            for i in range(k)
+        ]
+    )
 
 
 def _normal(key, shape, dtype):
@@ -351,8 +387,8 @@ def _exact_batch(K, V, Ks, Vs, z, B, L, gamma, eps, star_basis=None):
     sigma = _sigmas(L, M, gamma)
     a = sigma[:, None] * z[:n_a].reshape(B, L, D)
     a = a.at[:, :M, :].add(math.sqrt(d / 2.0) * (Ks @ Q))
-    y = jnp.einsum("bmD,mD->b", a[:, :M, :], Vs @ Q) + eps * z[n_a:n_a + B]
-    return Q, a, y, z[n_a + B:n_a + B + 2 * H * d].reshape(2 * H, d), sigma
+    y = jnp.einsum("bmD,mD->b", a[:, :M, :], Vs @ Q) + eps * z[n_a : n_a + B]
+    return Q, a, y, z[n_a + B : n_a + B + 2 * H * d].reshape(2 * H, d), sigma
 
 
 def _coefficients(a, y, Kc, Vc, lam, attention="erf"):
@@ -364,30 +400,48 @@ def _coefficients(a, y, Kc, Vc, lam, attention="erf"):
     Sv = jnp.einsum("blD,hD->blh", a, Vc)
     if attention == "softmax":
         p = jax.nn.softmax(lam * Sk, axis=1)
-        T = jnp.sum(p * Sv, axis=1, keepdims=True)  # (B, 1, H): each head's prediction
+        T = jnp.sum(
+            p * Sv, axis=1, keepdims=True
+        )  # (B, 1, H): each head's prediction
         r = (2.0 / B) * (jnp.sum(T, axis=(1, 2)) - y)[:, None, None]
         return r * lam * p * (Sv - T), r * p
     e = erf(lam * Sk)
     r = (2.0 / B) * (jnp.sum(e * Sv, axis=(1, 2)) - y)[:, None, None]
-    ck = r * (2.0 * lam / math.sqrt(math.pi)) * jnp.exp(-jnp.square(lam * Sk)) * Sv
+    ck = (
+        r
+        * (2.0 * lam / math.sqrt(math.pi))
+        * jnp.exp(-jnp.square(lam * Sk))
+        * Sv
+    )
     return ck, r * e
 
 
-def _exact_gradient(K, V, Ks, Vs, lam, z, B, L, gamma, eps, star_basis=None, attention="erf"):
-    """One batch gradient drawn with the exact low-dimensional sampler (module docstring),
-    from ``z``: ``exact_sampler_draws(B, L, H, M, d)`` standard normals."""
+def _exact_gradient(
+    K, V, Ks, Vs, lam, z, B, L, gamma, eps, star_basis=None, attention="erf"
+):
+    """One batch gradient drawn with the exact low-dimensional sampler.
+
+    The sampler is the module docstring's; ``z`` holds its
+    ``exact_sampler_draws(B, L, H, M, d)`` standard normals.
+    """
     H = K.shape[0]
-    Q, a, y, Z, sigma = _exact_batch(K, V, Ks, Vs, z, B, L, gamma, eps, star_basis)
+    Q, a, y, Z, sigma = _exact_batch(
+        K, V, Ks, Vs, z, B, L, gamma, eps, star_basis
+    )
     ck, cv = _coefficients(a, y, K @ Q, V @ Q, lam, attention)
     C = jnp.concatenate([ck, cv], axis=-1)  # (B, L, 2H)
-    span = jnp.einsum("blp,blD->pD", C, a) @ Q.T  # (2H, d): the part of the gradient in span Q
+    span = (
+        jnp.einsum("blp,blD->pD", C, a) @ Q.T
+    )  # (2H, d): the part of the gradient in span Q
     Cs = (sigma[None, :, None] * C).reshape(B * L, 2 * H)
     G = _gram_factor(Cs.T @ Cs) @ Z  # law N(0, Cs^T Cs (x) I_d)
     grad = span + G - (G @ Q) @ Q.T
     return grad[:H], grad[H:]
 
 
-def _plain_gradient(K, V, Ks, Vs, lam, key, B, L, gamma, eps, log_pi, attention="erf"):
+def _plain_gradient(
+    K, V, Ks, Vs, lam, key, B, L, gamma, eps, log_pi, attention="erf"
+):
     """One batch gradient from a whole batch drawn from the task (the reference sampler)."""
     d = K.shape[1]
     if Ks.shape[0] == 1 and log_pi is not None:
@@ -404,7 +458,9 @@ def _task_arrays(task, K_star, V_star):
     if isinstance(task, MultiLocationTask):
         K_star, V_star = task.check_directions(K_star, V_star)
         return K_star, V_star, None
-    raise ValueError(f"task must be an SLRTask or a MultiLocationTask, got {type(task).__name__}: {task!r}")
+    raise ValueError(
+        f"task must be an SLRTask or a MultiLocationTask, got {type(task).__name__}: {task!r}"
+    )
 
 
 def _check_sampler(sampler):
@@ -413,10 +469,19 @@ def _check_sampler(sampler):
     return sampler
 
 
-def sample_gradient(K: ArrayLike, V: ArrayLike, K_star: ArrayLike, V_star: ArrayLike, task: SLRTask | MultiLocationTask,
-                    *, lam: float, key: jax.Array, batch_size: int,
-                    sampler: Literal["exact", "plain"] = "exact",
-                    attention: Literal["erf", "softmax"] = "erf") -> tuple[jax.Array, jax.Array]:
+def sample_gradient(
+    K: ArrayLike,
+    V: ArrayLike,
+    K_star: ArrayLike,
+    V_star: ArrayLike,
+    task: SLRTask | MultiLocationTask,
+    *,
+    lam: float,
+    key: jax.Array,
+    batch_size: int,
+    sampler: Literal["exact", "plain"] = "exact",
+    attention: Literal["erf", "softmax"] = "erf",
+) -> tuple[jax.Array, jax.Array]:
     r"""One draw of the batch gradient :math:`(\nabla_K \widehat{\mathcal R}, \nabla_V \widehat{\mathcal R})`.
 
     The two samplers give gradients with the same law.
@@ -460,13 +525,47 @@ def sample_gradient(K: ArrayLike, V: ArrayLike, K_star: ArrayLike, V_star: Array
     B = check_positive_int(batch_size, "batch_size")
     lam = check_real_scalar(lam, "lam", minimum=0.0)
     if _check_sampler(sampler) == "exact":
-        z = _normal(key, (exact_sampler_draws(B, task.L, K.shape[0], Ks.shape[0], task.d),), K.dtype)
-        return _exact_gradient(K, V, Ks, Vs, lam, z, B, task.L, task.gamma, task.eps, attention=attention)
-    return _plain_gradient(K, V, Ks, Vs, lam, key, B, task.L, task.gamma, task.eps, log_pi, attention)
+        z = _normal(
+            key,
+            (exact_sampler_draws(B, task.L, K.shape[0], Ks.shape[0], task.d),),
+            K.dtype,
+        )
+        return _exact_gradient(
+            K,
+            V,
+            Ks,
+            Vs,
+            lam,
+            z,
+            B,
+            task.L,
+            task.gamma,
+            task.eps,
+            attention=attention,
+        )
+    return _plain_gradient(
+        K,
+        V,
+        Ks,
+        Vs,
+        lam,
+        key,
+        B,
+        task.L,
+        task.gamma,
+        task.eps,
+        log_pi,
+        attention,
+    )
 
 
 # ------------------------------------------------------------------------------ schedule
-def lam_schedule(lam: float, t: ArrayLike, decay: float = 0.0, freeze_after: float | None = None) -> jax.Array:
+def lam_schedule(
+    lam: float,
+    t: ArrayLike,
+    decay: float = 0.0,
+    freeze_after: float | None = None,
+) -> jax.Array:
     r"""The inverse-temperature schedule of stochastic PGD, with optional freezing.
 
     .. math::
@@ -505,13 +604,39 @@ def _sphere_step(x, g, alpha):
     return x / jnp.linalg.norm(x, axis=-1, keepdims=True)
 
 
-@partial(jax.jit, static_argnames=("B", "L", "sampler", "log_every", "n_log", "attention"))
-def _sgd_loop(K0, V0, Ks, Vs, key, X_test, y_test, lam0, decay, freeze, alpha, gamma, eps, log_pi,
-              *, B, L, sampler, log_every, n_log, attention="erf"):
+@partial(
+    jax.jit,
+    static_argnames=("B", "L", "sampler", "log_every", "n_log", "attention"),
+)
+def _sgd_loop(
+    K0,
+    V0,
+    Ks,
+    Vs,
+    key,
+    X_test,
+    y_test,
+    lam0,
+    decay,
+    freeze,
+    alpha,
+    gamma,
+    eps,
+    log_pi,
+    *,
+    B,
+    L,
+    sampler,
+    log_every,
+    n_log,
+    attention="erf",
+):
     def lam_at(t):
         return lam0 / (1.0 + decay * jnp.minimum(t, freeze))
 
-    star_basis = jax.vmap(_star_basis)(Ks, Vs)  # once per run, outside the loop
+    star_basis = jax.vmap(_star_basis)(
+        Ks, Vs
+    )  # once per run, outside the loop
 
     R, H, d = K0.shape
     n_draws = exact_sampler_draws(B, L, H, Ks.shape[1], d)
@@ -523,12 +648,15 @@ def _sgd_loop(K0, V0, Ks, Vs, key, X_test, y_test, lam0, decay, freeze, alpha, g
         if sampler == "exact":
             z = _normal(step_key, (R, n_draws), K.dtype)
             return jax.vmap(
-                lambda K, V, ks, vs, basis, z: _exact_gradient(K, V, ks, vs, lam, z, B, L, gamma, eps, basis,
-                                                               attention)
+                lambda K, V, ks, vs, basis, z: _exact_gradient(
+                    K, V, ks, vs, lam, z, B, L, gamma, eps, basis, attention
+                )
             )(K, V, Ks, Vs, star_basis, z)
         keys = jax.random.split(step_key, R)
         return jax.vmap(
-            lambda K, V, ks, vs, k: _plain_gradient(K, V, ks, vs, lam, k, B, L, gamma, eps, log_pi, attention)
+            lambda K, V, ks, vs, k: _plain_gradient(
+                K, V, ks, vs, lam, k, B, L, gamma, eps, log_pi, attention
+            )
         )(K, V, Ks, Vs, keys)
 
     def log(K, V, t):
@@ -536,11 +664,22 @@ def _sgd_loop(K0, V0, Ks, Vs, key, X_test, y_test, lam0, decay, freeze, alpha, g
         # The held-out tokens are stored in float32 (30 runs x 1000 x 10 x 80 would be 192 MB in
         # float64): project them in float32, finish in float64.
         c = X_test.dtype
-        pred = jax.vmap(_predict, in_axes=(0, 0, 0, None, None))(X_test, K.astype(c), V.astype(c), lam.astype(c),
-                                                                  attention)
-        risk = jnp.mean(jnp.square(pred.astype(y_test.dtype) - y_test), axis=-1)
+        pred = jax.vmap(_predict, in_axes=(0, 0, 0, None, None))(
+            X_test, K.astype(c), V.astype(c), lam.astype(c), attention
+        )
+        risk = jnp.mean(
+            jnp.square(pred.astype(y_test.dtype) - y_test), axis=-1
+        )
         dot = lambda A, Bm: jnp.einsum("rhd,rmd->rhm", A, Bm)  # noqa: E731
-        return (lam, dot(K, Ks), dot(V, Vs), dot(V, Ks), dot(K, Vs), jnp.sum(K * V, -1), risk)
+        return (
+            lam,
+            dot(K, Ks),
+            dot(V, Vs),
+            dot(V, Ks),
+            dot(K, Vs),
+            jnp.sum(K * V, -1),
+            risk,
+        )
 
     def interval(state, i):
         def body(j, kv):
@@ -554,7 +693,9 @@ def _sgd_loop(K0, V0, Ks, Vs, key, X_test, y_test, lam0, decay, freeze, alpha, g
 
     first = log(K0, V0, 0)
     (K, V), logs = jax.lax.scan(interval, (K0, V0), jnp.arange(n_log))
-    logs = tuple(jnp.concatenate([f[None], g], axis=0) for f, g in zip(first, logs))
+    logs = tuple(
+        jnp.concatenate([f[None], g], axis=0) for f, g in zip(first, logs)
+    )
     return logs, K, V
 
 
@@ -631,7 +772,9 @@ def sgd(
     key = check_key(key)
     attention = _check_attention(attention)
     if not isinstance(task, (SLRTask, MultiLocationTask)):
-        raise ValueError(f"task must be an SLRTask or a MultiLocationTask, got {type(task).__name__}: {task!r}")
+        raise ValueError(
+            f"task must be an SLRTask or a MultiLocationTask, got {type(task).__name__}: {task!r}"
+        )
     sampler = _check_sampler(sampler)
     lam = check_real_scalar(lam, "lam", minimum=0.0, strict=True)
     alpha = check_real_scalar(alpha, "alpha", minimum=0.0, strict=True)
@@ -641,8 +784,14 @@ def sgd(
     log_every = check_positive_int(log_every, "log_every")
     test_size = check_positive_int(test_size, "test_size")
     if n_steps % log_every:
-        raise ValueError(f"log_every must divide n_steps = {n_steps}, got {log_every}")
-    freeze = float("inf") if freeze_after is None else float(check_positive_int(freeze_after, "freeze_after"))
+        raise ValueError(
+            f"log_every must divide n_steps = {n_steps}, got {log_every}"
+        )
+    freeze = (
+        float("inf")
+        if freeze_after is None
+        else float(check_positive_int(freeze_after, "freeze_after"))
+    )
     d, L = task.d, task.L
     M = 1 if isinstance(task, SLRTask) else task.M
 
@@ -654,30 +803,53 @@ def sgd(
         V0 = V0[:, None, :]
     for name, x in (("K0", K0), ("V0", V0)):
         if jnp.ndim(x) != 3 or x.shape[-1] != d:
-            raise ValueError(f"{name} must have shape (runs, H, d) with d = {d}, got shape {jnp.shape(x)}")
+            raise ValueError(
+                f"{name} must have shape (runs, H, d) with d = {d}, got shape {jnp.shape(x)}"
+            )
         check_finite(x, name)
         check_unit_norm(x, name)
     if K0.shape != V0.shape:
-        raise ValueError(f"K0 and V0 must have the same shape, got {K0.shape} and {V0.shape}")
+        raise ValueError(
+            f"K0 and V0 must have the same shape, got {K0.shape} and {V0.shape}"
+        )
     R = K0.shape[0]
     stars = []
     for name, x in (("K_star", K_star), ("V_star", V_star)):
         x = as_float_array(x, name)
         per_run = (d,) if M == 1 else (M, d)
         if tuple(jnp.shape(x)) not in (per_run, (R,) + per_run):
-            raise ValueError(f"{name} must have shape {per_run} or (runs,) + {per_run} with runs = {R}, "
-                             f"got shape {jnp.shape(x)}")
-        stars.append(jnp.broadcast_to(jnp.reshape(x, x.shape[:-1] + (1, d)) if M == 1 else x, (R, M, d)))
+            raise ValueError(
+                f"{name} must have shape {per_run} or (runs,) + {per_run} with runs = {R}, "
+                f"got shape {jnp.shape(x)}"
+            )
+        stars.append(
+            jnp.broadcast_to(
+                jnp.reshape(x, x.shape[:-1] + (1, d)) if M == 1 else x,
+                (R, M, d),
+            )
+        )
     Ks, Vs = stars
-    for r in range(R):  # validation of every run's directions (cheap: R is small)
-        _task_arrays(task, Ks[r] if M > 1 else Ks[r, 0], Vs[r] if M > 1 else Vs[r, 0])
+    for r in range(
+        R
+    ):  # validation of every run's directions (cheap: R is small)
+        _task_arrays(
+            task, Ks[r] if M > 1 else Ks[r, 0], Vs[r] if M > 1 else Vs[r, 0]
+        )
     log_pi = jnp.log(task.pi) if isinstance(task, SLRTask) else None
 
     run_key, test_key = jax.random.split(key)
     test = jax.vmap(
-        (lambda k, ks, vs: sample_kernel(k, test_size, L, d, ks[0], vs[0], task.gamma, task.eps, log_pi)[:2])
-        if M == 1 and log_pi is not None else
-        (lambda k, ks, vs: multi_sample_kernel(k, test_size, L, d, ks, vs, task.gamma, task.eps)[:2])
+        (
+            lambda k, ks, vs: sample_kernel(
+                k, test_size, L, d, ks[0], vs[0], task.gamma, task.eps, log_pi
+            )[:2]
+        )
+        if M == 1 and log_pi is not None
+        else (
+            lambda k, ks, vs: multi_sample_kernel(
+                k, test_size, L, d, ks, vs, task.gamma, task.eps
+            )[:2]
+        )
     )(jax.random.split(test_key, R), Ks, Vs)
     X_test, y_test = test[0].astype(jnp.float32), test[1]
 
@@ -686,8 +858,25 @@ def sgd(
     # draws them ~2x faster here (same generator and keys, another arrangement of the bits).
     with jax.threefry_partitionable(False):
         logs, K, V = _sgd_loop(
-            K0, V0, Ks, Vs, run_key, X_test, y_test, lam, decay, freeze, alpha,
-            task.gamma, task.eps, log_pi, B=B, L=L, sampler=sampler, log_every=log_every, n_log=n_log,
+            K0,
+            V0,
+            Ks,
+            Vs,
+            run_key,
+            X_test,
+            y_test,
+            lam,
+            decay,
+            freeze,
+            alpha,
+            task.gamma,
+            task.eps,
+            log_pi,
+            B=B,
+            L=L,
+            sampler=sampler,
+            log_every=log_every,
+            n_log=n_log,
             attention=attention,
         )
     lam_log, kappa, nu, theta, eta, rho, risk = (np.asarray(x) for x in logs)

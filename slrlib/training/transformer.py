@@ -99,7 +99,18 @@ __all__ = [
 LN_EPS = 1e-5
 #: Parameters of the layer, in a fixed order. ``x_reg`` is never trained; ``W_O`` is the fixed
 #: identity for a single head.
-PARAM_NAMES = ("x_reg", "W_Q", "W_K", "W_V", "W_O", "W_1", "b_1", "W_2", "b_2", "theta")
+PARAM_NAMES = (
+    "x_reg",
+    "W_Q",
+    "W_K",
+    "W_V",
+    "W_O",
+    "W_1",
+    "b_1",
+    "W_2",
+    "b_2",
+    "theta",
+)
 #: Which attention matrix starts at zero: ``"key"`` (the authors' code, the default) or
 #: ``"query"`` (the paper's text).
 ZERO_INITS = ("key", "query")
@@ -162,9 +173,24 @@ class TransformerConfig:
             raise ValueError(
                 f"task must be an SLRTask or a MultiLocationTask, got {type(self.task).__name__}: {self.task!r}"
             )
-        for field in ("n_heads", "r", "m", "batch_size", "test_size", "n_steps", "log_every", "n_runs"):
-            object.__setattr__(self, field, check_positive_int(getattr(self, field), field))
-        object.__setattr__(self, "alpha", check_real_scalar(self.alpha, "alpha", minimum=0.0, strict=True))
+        for field in (
+            "n_heads",
+            "r",
+            "m",
+            "batch_size",
+            "test_size",
+            "n_steps",
+            "log_every",
+            "n_runs",
+        ):
+            object.__setattr__(
+                self, field, check_positive_int(getattr(self, field), field)
+            )
+        object.__setattr__(
+            self,
+            "alpha",
+            check_real_scalar(self.alpha, "alpha", minimum=0.0, strict=True),
+        )
         if self.n_heads == 1 and self.r != self.task.d:
             raise ValueError(
                 f"r must equal d = {self.task.d} for a single head (W_O is the fixed identity), got {self.r}"
@@ -174,7 +200,9 @@ class TransformerConfig:
                 f"log_every must divide n_steps = {self.n_steps}, got {self.log_every}"
             )
         if self.zero_init not in ZERO_INITS:
-            raise ValueError(f"zero_init must be one of {ZERO_INITS}, got {self.zero_init!r}")
+            raise ValueError(
+                f"zero_init must be one of {ZERO_INITS}, got {self.zero_init!r}"
+            )
 
     @property
     def d(self) -> int:
@@ -289,8 +317,15 @@ def trainable_names(n_heads: int) -> tuple[str, ...]:
     return tuple(n for n in PARAM_NAMES if n not in frozen)
 
 
-def init_params(key: jax.Array, d: int, *, n_heads: int = 1, r: int | None = None, m: int = 200,
-                zero_init: Literal["key", "query"] = "key") -> dict:
+def init_params(
+    key: jax.Array,
+    d: int,
+    *,
+    n_heads: int = 1,
+    r: int | None = None,
+    m: int = 200,
+    zero_init: Literal["key", "query"] = "key",
+) -> dict:
     r"""Initial parameters of the layer (float32), as in the paper and the authors' code.
 
     * :math:`x_{\rm reg} \sim \mathcal N(0, I_d/d)` (fixed);
@@ -336,9 +371,13 @@ def init_params(key: jax.Array, d: int, *, n_heads: int = 1, r: int | None = Non
     r = check_positive_int(r, "r")
     m = check_positive_int(m, "m")
     if n_heads == 1 and r != d:
-        raise ValueError(f"r must equal d = {d} for a single head (W_O is the fixed identity), got {r}")
+        raise ValueError(
+            f"r must equal d = {d} for a single head (W_O is the fixed identity), got {r}"
+        )
     if zero_init not in ZERO_INITS:
-        raise ValueError(f"zero_init must be one of {ZERO_INITS}, got {zero_init!r}")
+        raise ValueError(
+            f"zero_init must be one of {ZERO_INITS}, got {zero_init!r}"
+        )
     return _init_params(key, d, n_heads, r, m, zero_init)
 
 
@@ -346,20 +385,31 @@ def init_params(key: jax.Array, d: int, *, n_heads: int = 1, r: int | None = Non
 def _init_params(key, d, H, r, m, zero_init):
     # One Gaussian draw, cut into the parameters: one random-number site compiles much
     # faster than eight, and the law is the same.
-    blocks = [("x_reg", (d,), 1.0 / d), ("attn", (H, r, d), 2.0 / (r + d)),
-              ("W_V", (H, d, r), 1.0 / d if H == 1 else 2.0 / (r + d))]
+    blocks = [
+        ("x_reg", (d,), 1.0 / d),
+        ("attn", (H, r, d), 2.0 / (r + d)),
+        ("W_V", (H, d, r), 1.0 / d if H == 1 else 2.0 / (r + d)),
+    ]
     if H > 1:
         blocks.append(("W_O", (H * r, d), 1.0 / d))
-    blocks += [("W_1", (m, d), 2.0 / (m + d)), ("W_2", (d, m), 2.0 / (m + d)), ("theta", (d,), 1.0 / d**2)]
+    blocks += [
+        ("W_1", (m, d), 2.0 / (m + d)),
+        ("W_2", (d, m), 2.0 / (m + d)),
+        ("theta", (d,), 1.0 / d**2),
+    ]
     sizes = [math.prod(shape) for _, shape, _ in blocks]
     z = jax.random.normal(key, (sum(sizes),), dtype=_DTYPE)
     out, start = {}, 0
     for (name, shape, var), size in zip(blocks, sizes):
-        out[name] = z[start:start + size].reshape(shape) * jnp.asarray(math.sqrt(var), _DTYPE)
+        out[name] = z[start : start + size].reshape(shape) * jnp.asarray(
+            math.sqrt(var), _DTYPE
+        )
         start += size
     attn = out.pop("attn")
     zero = jnp.zeros((H, r, d), _DTYPE)
-    out["W_Q"], out["W_K"] = (attn, zero) if zero_init == "key" else (zero, attn)
+    out["W_Q"], out["W_K"] = (
+        (attn, zero) if zero_init == "key" else (zero, attn)
+    )
     if H == 1:
         out["W_O"] = jnp.eye(d, dtype=_DTYPE)
     out["b_1"] = jnp.zeros((m,), _DTYPE)
@@ -370,29 +420,51 @@ def _init_params(key, d, H, r, m, zero_init):
 def _check_params(params) -> tuple[int, int, int, int]:
     """Validate a parameter dict (or its batched version); returns (H, r, d, m)."""
     if not isinstance(params, dict) or set(params) != set(PARAM_NAMES):
-        got = sorted(params) if isinstance(params, dict) else type(params).__name__
-        raise ValueError(f"params must be a dict with keys {list(PARAM_NAMES)}, got {got}")
+        got = (
+            sorted(params)
+            if isinstance(params, dict)
+            else type(params).__name__
+        )
+        raise ValueError(
+            f"params must be a dict with keys {list(PARAM_NAMES)}, got {got}"
+        )
     H, r, d = jnp.shape(params["W_Q"])[-3:]
     m = jnp.shape(params["W_1"])[-2]
-    expected = {"x_reg": (d,), "W_Q": (H, r, d), "W_K": (H, r, d), "W_V": (H, d, r), "W_O": (H * r, d),
-                "W_1": (m, d), "b_1": (m,), "W_2": (d, m), "b_2": (d,), "theta": (d,)}
+    expected = {
+        "x_reg": (d,),
+        "W_Q": (H, r, d),
+        "W_K": (H, r, d),
+        "W_V": (H, d, r),
+        "W_O": (H * r, d),
+        "W_1": (m, d),
+        "b_1": (m,),
+        "W_2": (d, m),
+        "b_2": (d,),
+        "theta": (d,),
+    }
     for name, shape in expected.items():
         got = tuple(jnp.shape(params[name]))
-        if got[len(got) - len(shape):] != shape:
-            raise ValueError(f"params[{name!r}] must have shape (..., {', '.join(map(str, shape))}), got {got}")
+        if got[len(got) - len(shape) :] != shape:
+            raise ValueError(
+                f"params[{name!r}] must have shape (..., {', '.join(map(str, shape))}), got {got}"
+            )
     return H, r, d, m
 
 
 def _check_tokens(X, d):
     X = as_float_array(X, "X")
     if jnp.ndim(X) < 2 or jnp.shape(X)[-1] != d:
-        raise ValueError(f"X must have shape (..., L, {d}) (last axis = d = {d}), got shape {jnp.shape(X)}")
+        raise ValueError(
+            f"X must have shape (..., L, {d}) (last axis = d = {d}), got shape {jnp.shape(X)}"
+        )
     check_finite(X, "X")
     return X
 
 
 def _with_register(params, X):
-    x_reg = jnp.broadcast_to(params["x_reg"], X.shape[:-2] + (1, X.shape[-1])).astype(X.dtype)
+    x_reg = jnp.broadcast_to(
+        params["x_reg"], X.shape[:-2] + (1, X.shape[-1])
+    ).astype(X.dtype)
     return jnp.concatenate([x_reg, X], axis=-2)
 
 
@@ -401,11 +473,17 @@ def _attention(params, N):
     r = params["W_Q"].shape[-2]
     Q = jnp.einsum("...ld,hrd->...hlr", N, params["W_Q"])
     K = jnp.einsum("...ld,hrd->...hlr", N, params["W_K"])
-    return jax.nn.softmax(jnp.einsum("...hlr,...hjr->...hlj", Q, K) / math.sqrt(r), axis=-1)
+    return jax.nn.softmax(
+        jnp.einsum("...hlr,...hjr->...hlj", Q, K) / math.sqrt(r), axis=-1
+    )
 
 
 def _mlp(params, Z):
-    return Z + jax.nn.relu(Z @ params["W_1"].T + params["b_1"]) @ params["W_2"].T + params["b_2"]
+    return (
+        Z
+        + jax.nn.relu(Z @ params["W_1"].T + params["b_1"]) @ params["W_2"].T
+        + params["b_2"]
+    )
 
 
 @jax.jit
@@ -492,14 +570,23 @@ def _register_z(params, X):
     W_Q, W_K, W_V = params["W_Q"], params["W_K"], params["W_V"]
     H, r, _ = W_Q.shape
     n_reg = layer_norm(params["x_reg"])
-    U = jnp.einsum("hrd,hr->hd", W_K, W_Q @ n_reg) / math.sqrt(r)  # (H, d): u_h / sqrt(r)
+    U = jnp.einsum("hrd,hr->hd", W_K, W_Q @ n_reg) / math.sqrt(
+        r
+    )  # (H, d): u_h / sqrt(r)
     N = layer_norm(X)  # (..., L, d)
     s_tok = jnp.einsum("...ld,hd->...hl", N, U)
     s_reg = jnp.broadcast_to(U @ n_reg, s_tok.shape[:-1])[..., None]
-    a = jax.nn.softmax(jnp.concatenate([s_reg, s_tok], axis=-1), axis=-1)  # (..., H, L+1)
-    pooled = a[..., :1] * n_reg + jnp.einsum("...hl,...ld->...hd", a[..., 1:], N)
+    a = jax.nn.softmax(
+        jnp.concatenate([s_reg, s_tok], axis=-1), axis=-1
+    )  # (..., H, L+1)
+    pooled = a[..., :1] * n_reg + jnp.einsum(
+        "...hl,...ld->...hd", a[..., 1:], N
+    )
     heads = jnp.einsum("...hd,hdr->...hr", pooled, W_V)
-    return params["x_reg"] + heads.reshape(heads.shape[:-2] + (H * r,)) @ params["W_O"]
+    return (
+        params["x_reg"]
+        + heads.reshape(heads.shape[:-2] + (H * r,)) @ params["W_O"]
+    )
 
 
 @jax.jit
@@ -600,7 +687,9 @@ def batch_loss(params: dict, X: ArrayLike, y: ArrayLike) -> jax.Array:
     X = _check_tokens(X, d)
     y = as_float_array(y, "y")
     if jnp.shape(y) != jnp.shape(X)[:-2]:
-        raise ValueError(f"y must have shape {jnp.shape(X)[:-2]} (one output per sequence), got {jnp.shape(y)}")
+        raise ValueError(
+            f"y must have shape {jnp.shape(X)[:-2]} (one output per sequence), got {jnp.shape(y)}"
+        )
     return _loss(params, X, y)
 
 
@@ -610,24 +699,40 @@ def _sample32(key, n, task, K_star, V_star):
     L, d = task.L, task.d
     j_key, x_key = jax.random.split(key)
     if isinstance(task, MultiLocationTask):
-        J = jnp.argsort(jax.random.uniform(j_key, (n, L), dtype=_DTYPE), axis=-1)[:, : task.M]  # distinct, uniform
+        J = jnp.argsort(
+            jax.random.uniform(j_key, (n, L), dtype=_DTYPE), axis=-1
+        )[:, : task.M]  # distinct, uniform
     elif task.is_uniform:
         J = jax.random.randint(j_key, (n, 1), 0, L)
     else:
-        J = jax.random.categorical(j_key, jnp.log(jnp.asarray(task.probs)), shape=(n,))[:, None]
-    z = jax.random.normal(x_key, (n, L * d + 1), dtype=_DTYPE)  # tokens and noise in one draw
+        J = jax.random.categorical(
+            j_key, jnp.log(jnp.asarray(task.probs)), shape=(n,)
+        )[:, None]
+    z = jax.random.normal(
+        x_key, (n, L * d + 1), dtype=_DTYPE
+    )  # tokens and noise in one draw
     Z, noise = z[:, :-1].reshape(n, L, d), z[:, -1]
     onehot = jax.nn.one_hot(J, L, dtype=_DTYPE)  # (n, M, L)
-    means = jnp.asarray(math.sqrt(d / 2.0), _DTYPE) * jnp.einsum("nml,md->nld", onehot, K_star)
+    means = jnp.asarray(math.sqrt(d / 2.0), _DTYPE) * jnp.einsum(
+        "nml,md->nld", onehot, K_star
+    )
     relevant = onehot.sum(axis=1)[..., None] > 0
     X = jnp.where(relevant, means + jnp.asarray(task.gamma, _DTYPE) * Z, Z)
     X_rel = jnp.take_along_axis(X, J[..., None], axis=1)  # (n, M, d)
-    y = jnp.einsum("nmd,md->n", X_rel, V_star) + jnp.asarray(task.eps, _DTYPE) * noise
+    y = (
+        jnp.einsum("nmd,md->n", X_rel, V_star)
+        + jnp.asarray(task.eps, _DTYPE) * noise
+    )
     return X, y, J
 
 
-def sample_batch(key: jax.Array, n: int, task: SLRTask | MultiLocationTask, K_star: ArrayLike,
-                 V_star: ArrayLike) -> tuple[jax.Array, jax.Array, jax.Array]:
+def sample_batch(
+    key: jax.Array,
+    n: int,
+    task: SLRTask | MultiLocationTask,
+    K_star: ArrayLike,
+    V_star: ArrayLike,
+) -> tuple[jax.Array, jax.Array, jax.Array]:
     """``n`` float32 samples of an :class:`SLRTask` or a :class:`MultiLocationTask`: the training loop's sampler.
 
     Same law as ``task.sample`` (checked by the tests), drawn in float32 for speed.
@@ -660,9 +765,13 @@ def sample_batch(key: jax.Array, n: int, task: SLRTask | MultiLocationTask, K_st
     key = check_key(key)
     n = check_positive_int(n, "n")
     if not isinstance(task, (SLRTask, MultiLocationTask)):
-        raise ValueError(f"task must be an SLRTask or a MultiLocationTask, got {type(task).__name__}: {task!r}")
+        raise ValueError(
+            f"task must be an SLRTask or a MultiLocationTask, got {type(task).__name__}: {task!r}"
+        )
     K_star, V_star = _stars(task, K_star, V_star)
-    return _sample32_jit(key, n, task, K_star.astype(_DTYPE), V_star.astype(_DTYPE))
+    return _sample32_jit(
+        key, n, task, K_star.astype(_DTYPE), V_star.astype(_DTYPE)
+    )
 
 
 _sample32_jit = jax.jit(_sample32, static_argnums=(1, 2))
@@ -670,8 +779,10 @@ _sample32_jit = jax.jit(_sample32, static_argnums=(1, 2))
 
 def _stars(task, K_star, V_star):
     if isinstance(task, SLRTask):
-        k, v = task.check_directions(jnp.reshape(as_float_array(K_star, "K_star"), (-1,)),
-                                     jnp.reshape(as_float_array(V_star, "V_star"), (-1,)))
+        k, v = task.check_directions(
+            jnp.reshape(as_float_array(K_star, "K_star"), (-1,)),
+            jnp.reshape(as_float_array(V_star, "V_star"), (-1,)),
+        )
         return k[None], v[None]
     return task.check_directions(K_star, V_star)
 
@@ -767,10 +878,15 @@ def mlp_gates(params: dict, X: ArrayLike) -> jax.Array:
 @jax.jit
 def _gates(params, X):
     z = _register_z(params, X)
-    return jnp.mean((z @ params["W_1"].T + params["b_1"] > 0).astype(z.dtype), axis=tuple(range(z.ndim - 1)))
+    return jnp.mean(
+        (z @ params["W_1"].T + params["b_1"] > 0).astype(z.dtype),
+        axis=tuple(range(z.ndim - 1)),
+    )
 
 
-def value_directions(params: dict, gates: ArrayLike | None = None) -> jax.Array:
+def value_directions(
+    params: dict, gates: ArrayLike | None = None
+) -> jax.Array:
     r"""Per head, the linearised map from a token to the prediction.
 
     .. math::
@@ -792,14 +908,20 @@ def value_directions(params: dict, gates: ArrayLike | None = None) -> jax.Array:
     jax.Array, shape (H, d)
         :math:`\hat v_h` for every head.
     """
-    return _value_directions(params, None if gates is None else jnp.asarray(gates))
+    return _value_directions(
+        params, None if gates is None else jnp.asarray(gates)
+    )
 
 
 @jax.jit
 def _value_directions(params, gates):
-    W_V, W_O, W_1, W_2, theta = (params[n] for n in ("W_V", "W_O", "W_1", "W_2", "theta"))
+    W_V, W_O, W_1, W_2, theta = (
+        params[n] for n in ("W_V", "W_O", "W_1", "W_2", "theta")
+    )
     H, d, r = W_V.shape[-3:]
-    back = W_2.swapaxes(-1, -2) @ theta[..., :, None]  # (..., m, 1): W_2^T theta
+    back = (
+        W_2.swapaxes(-1, -2) @ theta[..., :, None]
+    )  # (..., m, 1): W_2^T theta
     if gates is not None:
         back = back * gates[..., :, None]
     w = theta[..., :, None] + W_1.swapaxes(-1, -2) @ back  # (..., d, 1)
@@ -824,11 +946,20 @@ def _alignments(params, K_star, V_star, gates):
         "kappa_u": _unit(u) @ K_star.T,
         "nu": _unit(v_lin) @ V_star.T,
         "nu_gated": _unit(v_gate) @ V_star.T,
-        "ratio": jnp.where(s2 > 0, s1 / jnp.where(s2 > 0, s2, 1.0), jnp.where(s1 > 0, jnp.inf, jnp.nan)),
+        "ratio": jnp.where(
+            s2 > 0,
+            s1 / jnp.where(s2 > 0, s2, 1.0),
+            jnp.where(s1 > 0, jnp.inf, jnp.nan),
+        ),
     }
 
 
-def alignments(params: dict, K_star: ArrayLike, V_star: ArrayLike, gates: ArrayLike | None = None) -> dict:
+def alignments(
+    params: dict,
+    K_star: ArrayLike,
+    V_star: ArrayLike,
+    gates: ArrayLike | None = None,
+) -> dict:
     r"""What the weights encode, per head h and relevant location m.
 
     Parameters
@@ -866,7 +997,9 @@ def alignments(params: dict, K_star: ArrayLike, V_star: ArrayLike, gates: ArrayL
 
 # ---------------------------------------------------------------------- training
 def _split(params, names):
-    return {n: params[n] for n in names}, {n: params[n] for n in PARAM_NAMES if n not in names}
+    return {n: params[n] for n in names}, {
+        n: params[n] for n in PARAM_NAMES if n not in names
+    }
 
 
 def _run_one(config: TransformerConfig, key):
@@ -874,9 +1007,20 @@ def _run_one(config: TransformerConfig, key):
     star_key, init_key, test_key, train_key = jax.random.split(key, 4)
     task = config.task
     K_star, V_star = _oracle(task, star_key)
-    params = _init_params(init_key, config.d, config.n_heads, config.r, config.m, config.zero_init)
-    X_test, y_test, _ = _sample32(test_key, config.test_size, task, K_star, V_star)
-    optax = require("optax", "train_transformer")  # only training needs it: the "optim" extra
+    params = _init_params(
+        init_key,
+        config.d,
+        config.n_heads,
+        config.r,
+        config.m,
+        config.zero_init,
+    )
+    X_test, y_test, _ = _sample32(
+        test_key, config.test_size, task, K_star, V_star
+    )
+    optax = require(
+        "optax", "train_transformer"
+    )  # only training needs it: the "optim" extra
 
     names = trainable_names(config.n_heads)
     trained, frozen = _split(params, names)
@@ -888,27 +1032,45 @@ def _run_one(config: TransformerConfig, key):
 
     def log(tr):
         p = {**tr, **frozen}
-        z = _register_z(p, X_test)  # one forward pass gives the test risk and the MLP gates
+        z = _register_z(
+            p, X_test
+        )  # one forward pass gives the test risk and the MLP gates
         h = z @ p["W_1"].T + p["b_1"]
         pred = (z + jax.nn.relu(h) @ p["W_2"].T + p["b_2"]) @ p["theta"]
-        out = _alignments(p, K_star, V_star, jnp.mean((h > 0).astype(_DTYPE), axis=0))
-        out["excess_risk"] = jnp.mean((pred - y_test) ** 2) - jnp.asarray(task.eps**2, _DTYPE)
+        out = _alignments(
+            p, K_star, V_star, jnp.mean((h > 0).astype(_DTYPE), axis=0)
+        )
+        out["excess_risk"] = jnp.mean((pred - y_test) ** 2) - jnp.asarray(
+            task.eps**2, _DTYPE
+        )
         return out
 
     def step(t, carry):
         tr, st = carry
-        X, y, _ = _sample32(jax.random.fold_in(train_key, t), config.batch_size, task, K_star, V_star)
+        X, y, _ = _sample32(
+            jax.random.fold_in(train_key, t),
+            config.batch_size,
+            task,
+            K_star,
+            V_star,
+        )
         grads = jax.grad(loss)(tr, X, y)
         updates, st = opt.update(grads, st, tr)
         return optax.apply_updates(tr, updates), st
 
     def interval(carry, i):
-        carry = jax.lax.fori_loop(i * config.log_every, (i + 1) * config.log_every, step, carry)
+        carry = jax.lax.fori_loop(
+            i * config.log_every, (i + 1) * config.log_every, step, carry
+        )
         return carry, log(carry[0])
 
     first = log(trained)
-    (trained, _), logs = jax.lax.scan(interval, (trained, opt_state), jnp.arange(config.n_logs - 1))
-    logs = jax.tree.map(lambda a, b: jnp.concatenate([a[None], b]), first, logs)
+    (trained, _), logs = jax.lax.scan(
+        interval, (trained, opt_state), jnp.arange(config.n_logs - 1)
+    )
+    logs = jax.tree.map(
+        lambda a, b: jnp.concatenate([a[None], b]), first, logs
+    )
     return logs, params, {**trained, **frozen}, K_star, V_star
 
 
@@ -919,15 +1081,27 @@ def _run_many(config, keys):
 
 @partial(jax.jit, static_argnums=(0, 1))
 def _replay_step(config, dtype, p, t, train_key, K_star, V_star):
-    X, y, _ = _sample32(jax.random.fold_in(train_key, t), config.batch_size, config.task, K_star, V_star)
+    X, y, _ = _sample32(
+        jax.random.fold_in(train_key, t),
+        config.batch_size,
+        config.task,
+        K_star,
+        V_star,
+    )
     g = jax.grad(_loss)(p, X.astype(dtype), y.astype(dtype))
     names = trainable_names(config.n_heads)
     return {n: p[n] - config.alpha * g[n] if n in names else p[n] for n in p}
 
 
-def replay_run(config: TransformerConfig, key: jax.Array, n_steps: int | None = None, *, run: int = 0,
-               dtype: DTypeLike = jnp.float32,
-               zero_init: Literal["key", "query"] | None = None) -> tuple[dict, dict]:
+def replay_run(
+    config: TransformerConfig,
+    key: jax.Array,
+    n_steps: int | None = None,
+    *,
+    run: int = 0,
+    dtype: DTypeLike = jnp.float32,
+    zero_init: Literal["key", "query"] | None = None,
+) -> tuple[dict, dict]:
     """Run ``run`` of :func:`train_transformer` ``(config, key)`` replayed step by step in Python.
 
     Each step is ``p - alpha * jax.grad(batch_loss)`` on the same batches, in ``dtype``
@@ -962,18 +1136,34 @@ def replay_run(config: TransformerConfig, key: jax.Array, n_steps: int | None = 
     """
     config = _check_config(config)
     key = check_key(key)
-    n_steps = config.n_steps if n_steps is None else check_positive_int(n_steps, "n_steps")
-    if isinstance(run, (bool, np.bool_)) or not isinstance(run, (int, np.integer)) or not 0 <= run < config.n_runs:
-        raise ValueError(f"run must be an integer in [0, n_runs = {config.n_runs}), got {run!r}")
+    n_steps = (
+        config.n_steps
+        if n_steps is None
+        else check_positive_int(n_steps, "n_steps")
+    )
+    if (
+        isinstance(run, (bool, np.bool_))
+        or not isinstance(run, (int, np.integer))
+        or not 0 <= run < config.n_runs
+    ):
+        raise ValueError(
+            f"run must be an integer in [0, n_runs = {config.n_runs}), got {run!r}"
+        )
     dtype = jnp.dtype(dtype)
     if dtype not in (jnp.dtype(jnp.float32), jnp.dtype(jnp.float64)):
         raise ValueError(f"dtype must be float32 or float64, got {dtype}")
     zero_init = config.zero_init if zero_init is None else zero_init
     if zero_init not in ZERO_INITS:
-        raise ValueError(f"zero_init must be one of {ZERO_INITS}, got {zero_init!r}")
-    star_key, init_key, _, train_key = jax.random.split(jax.random.split(key, config.n_runs)[int(run)], 4)
+        raise ValueError(
+            f"zero_init must be one of {ZERO_INITS}, got {zero_init!r}"
+        )
+    star_key, init_key, _, train_key = jax.random.split(
+        jax.random.split(key, config.n_runs)[int(run)], 4
+    )
     K_star, V_star = _oracle(config.task, star_key)
-    p0 = _init_params(init_key, config.d, config.n_heads, config.r, config.m, zero_init)
+    p0 = _init_params(
+        init_key, config.d, config.n_heads, config.r, config.m, zero_init
+    )
     p0 = {n: v.astype(dtype) for n, v in p0.items()}
     p = p0
     for t in range(n_steps):
@@ -1014,7 +1204,9 @@ class TransformerResult(NamedTuple):
         return 1e3 * self.seconds / (n_runs * self.config.n_steps)
 
 
-def train_transformer(config: TransformerConfig, key: jax.Array) -> TransformerResult:
+def train_transformer(
+    config: TransformerConfig, key: jax.Array
+) -> TransformerResult:
     """Train ``config.n_runs`` independent layers with single-pass SGD from ``key``.
 
     Run i uses ``jax.random.split(key, n_runs)[i]`` for its oracle directions, initialisation,
@@ -1043,7 +1235,9 @@ def train_transformer(config: TransformerConfig, key: jax.Array) -> TransformerR
     config = _check_config(config)
     key = check_key(key)
     start = time.perf_counter()
-    logs, params0, params, K_star, V_star = _run_many(config, jax.random.split(key, config.n_runs))
+    logs, params0, params, K_star, V_star = _run_many(
+        config, jax.random.split(key, config.n_runs)
+    )
     jax.block_until_ready(logs)
     seconds = time.perf_counter() - start
     logs = {k: np.asarray(v) for k, v in logs.items()}

@@ -1,12 +1,19 @@
 """The reader's-eye audit of the built book: clipped equations, over-wide code, figure scale, verdicts.
 
     .venv/bin/python tests/browser/audit.py [--pages 03_oracle_risk,07_theorem5] [--json out.json]
+    .venv/bin/python tests/browser/audit.py --axe [--whole]
 
 Opens every chapter page (or those named) of ``_build/html`` in headless Chromium at
 1300×900 and at 390×844 and prints, per page and in total, what ``test_layout.py`` holds:
 display equations wider than their box (and whether they scroll with an affordance), code
 lines wider than their cell, the scale at which figures are shown, the verdicts a reader
 sees without opening a fold, sideways scrolling on a phone, and unrendered markup.
+
+``--axe`` instead runs axe-core's WCAG 2.1 A and AA rules on every page of the book (the chapters,
+the preface, the appendices, the API reference, search and index pages: the tests check the chapters
+and the preface), in light mode and, for the rules on colours, in dark mode, as ``visits.accessibility``
+does, and prints the violations; ``--whole`` checks every formula, code block and table rather than
+``visits.SET_ASIDE``'s selection (slower: about 15 s for a chapter).
 """
 
 from __future__ import annotations
@@ -25,19 +32,11 @@ DESKTOP = {"width": 1300, "height": 900}
 PHONE = {"width": 390, "height": 844}
 
 
-def wait_for_mathjax(page) -> None:
-    if page.locator('script[src*="mathjax"]').count() == 0:
-        return
-    page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=30_000)
-    page.evaluate("() => MathJax.startup.promise.then(() => true)")
-    page.wait_for_timeout(150)  # slr-book.js marks scrolling boxes once typesetting is done
-
-
 def measure(page, url: str, viewport: dict) -> dict:
     page.set_viewport_size(viewport)
     page.goto(url)
     page.wait_for_load_state("load")
-    wait_for_mathjax(page)
+    page.evaluate("() => document.fonts.ready.then(() => true)")
     result = {"equations": page.evaluate(EQUATIONS), "sideways": page.evaluate(SIDEWAYS)}
     if viewport is DESKTOP:
         result.update(code=page.evaluate(CODE), figures=page.evaluate(FIGURES), verdicts=page.evaluate(VERDICTS),
@@ -75,11 +74,44 @@ def summarise(name: str, desk: dict, phone: dict) -> dict:
     }
 
 
+def axe_every_page(whole: bool) -> int:
+    """axe-core on every page, light and dark; the number of violating elements."""
+    from playwright.sync_api import sync_playwright
+
+    import visits
+    from sitepaths import html_pages
+
+    if whole:
+        visits.SET_ASIDE = "keep => ({formulas: -1, code_blocks: -1, elements: document.getElementsByTagName('*').length})"
+    found = 0
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_FLAGS)
+        for path in html_pages():
+            page = browser.new_page(viewport=DESKTOP)
+            page.goto(path.as_uri(), wait_until="load")
+            page.evaluate(visits.SCROLL_THROUGH)
+            result = visits.accessibility(page)
+            counts = {mode: sum(v["count"] for v in result[mode]) for mode in ("light", "dark")}
+            found += sum(counts.values())
+            print(f"{str(path.relative_to(SITE)):<34} light {counts['light']:>3}  dark {counts['dark']:>3}", flush=True)
+            for mode in ("light", "dark"):
+                for v in result[mode]:
+                    print(f"    {mode}: {v['id']} ({v['count']}): {v['nodes'][:2]}")
+            page.close()
+        browser.close()
+    print(f"{found} violating elements in all")
+    return 1 if found else 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", default="", help="chapter stems, comma-separated (default: every chapter)")
     parser.add_argument("--json", default="", help="write every measurement to this file")
+    parser.add_argument("--axe", action="store_true", help="axe-core on every page, light and dark, instead")
+    parser.add_argument("--whole", action="store_true", help="with --axe: every formula and code block")
     args = parser.parse_args()
+    if args.axe:
+        return axe_every_page(args.whole)
     from playwright.sync_api import sync_playwright
 
     pages = sorted((SITE / "book").glob("[0-9][0-9]_*.html"))

@@ -7,21 +7,24 @@ Each constant is a function for Playwright's ``page.evaluate``; each returns pla
 
 from __future__ import annotations
 
-#: Display equations: for each, is its formula wider than its box, and if so does the box
-#: scroll and show it (``.slr-scrolls``, from book/_ext/static/slr-book.js)? Does its number
-#: overlap the formula? Returns one record per equation.
+#: Display equations (typeset into SVG when the book is built: book/_ext/typeset_math.py): for each,
+#: is its formula wider than its box, and if so does the box scroll and show that it does (the edge
+#: shadows of book/_ext/static/slr-book.css, in its background)? Does its number overlap the formula?
+#: Returns one record per equation.
 EQUATIONS = r"""() => {
   const out = [];
   const article = document.querySelector('article');
   for (const container of article.querySelectorAll('div.math mjx-container[display="true"]')) {
-    const math = container.querySelector('mjx-math');
+    const math = container.querySelector(':scope > svg');
     if (!math) continue;
     const box = container.getBoundingClientRect();
     const formula = math.getBoundingClientRect();
     const style = getComputedStyle(container);
     const scrolls = ['auto', 'scroll'].includes(style.overflowX) && container.scrollWidth > container.clientWidth + 1;
-    const wider = formula.width > box.width + 1 || container.scrollWidth > container.clientWidth + 1;
-    const shown = scrolls && container.classList.contains('slr-scrolls');
+    // Within 1.5 px: a formula's width is a fraction of a pixel (its SVG is sized in ex), and a
+    // box's scroll width is rounded; what that leaves out is at most the last glyph's side bearing.
+    const wider = formula.width > box.width + 1.5 || container.scrollWidth > container.clientWidth + 1;
+    const shown = scrolls && style.backgroundImage.includes('radial-gradient');
     // Is any part of the formula outside the article (cut by an ancestor)?
     const frame = article.getBoundingClientRect();
     const outside = !scrolls && (formula.right > frame.right + 1 || formula.left < frame.left - 1);
@@ -33,7 +36,7 @@ EQUATIONS = r"""() => {
       overlap = n.left < visibleRight - 1 && n.right > formula.left + 1 && n.bottom > formula.top && n.top < formula.bottom;
     }
     const label = container.parentElement.id || '';
-    const error = !!container.querySelector('mjx-merror');
+    const error = !!container.querySelector('mjx-merror, [data-mjx-error]');
     out.push({id: label, width: Math.round(formula.width), box: Math.round(box.width),
               wider, scrolls, shown, outside, overlap, error,
               text: container.parentElement.getAttribute('data-tex') || ''});
@@ -41,10 +44,22 @@ EQUATIONS = r"""() => {
   return out;
 }"""
 
-#: Code cells: for each input cell, the number of lines and of lines wider than the cell.
+#: Code blocks: every block of code in the article (code cells, the library's code included by
+#: ``literalinclude``, the code of solutions and of folded cells, opened for the measurement and folded
+#: again), not the cells' outputs: for each, the number of lines and of lines wider than the block.
 CODE = r"""() => {
+  const opened = [];
+  for (const box of document.querySelectorAll('article .admonition.toggle-hidden')) {
+    box.classList.remove('toggle-hidden');
+    opened.push(() => box.classList.add('toggle-hidden'));
+  }
+  for (const fold of document.querySelectorAll('article details.hide:not([open])')) {
+    fold.open = true;
+    opened.push(() => { fold.open = false; });
+  }
   const out = [];
-  for (const pre of document.querySelectorAll('article div.cell_input pre')) {
+  for (const pre of document.querySelectorAll('article pre')) {
+    if (pre.closest('.cell_output')) continue;
     const style = getComputedStyle(pre);
     const probe = document.createElement('span');
     probe.textContent = 'x'.repeat(100);
@@ -58,8 +73,10 @@ CODE = r"""() => {
     const wide = lines.filter(l => l.length * charWidth > room + 0.5);
     out.push({lines: lines.length, wide: wide.length, chars: Math.floor(room / charWidth),
               longest: Math.max(...lines.map(l => l.length)), scrolls: pre.scrollWidth > pre.clientWidth + 1,
+              cell: !!pre.closest('div.cell_input'), solution: !!pre.closest('.solution'),
               first: wide.length ? wide[0].slice(0, 90) : ''});
   }
+  opened.forEach(close => close());
   return out;
 }"""
 
@@ -80,7 +97,7 @@ FIGURES = r"""() => {
     const alt = (img.getAttribute('alt') || '').trim();
     out.push({src: (img.getAttribute('src') || '').slice(0, 40), shown: Math.round(shown), drawn: Math.round(asked),
               natural: img.naturalWidth, scale: asked ? shown / asked : 0, density: shown ? img.naturalWidth / shown : 0,
-              caption: caption ? caption.innerText.trim().slice(0, 80) : '', numbered: !!number,
+              caption: caption ? caption.textContent.trim().slice(0, 80) : '', numbered: !!number,
               alt: alt.slice(0, 80), altIsPath: /^\S+\.(png|svg|jpe?g|pdf)$/i.test(alt) || /^(\.\.\/|_images\/|\/)\S*$/.test(alt),
               slider: !!img.closest('.slr-slider-figure')});
   }

@@ -2,10 +2,11 @@
 
     .venv/bin/python tests/browser/mathfit.py book/03_oracle_risk.md [--all] [--width 1300]
 
-Reads the chapter's source, takes every display equation (``$$ ... $$``, with its label), and
-typesets them all in a copy of the built chapter page (``_build/html``: the same styles, the
-same MathJax and the same column) at 1300 px and as printed (``test_layout.PRINT``), then
-prints, for each equation that does not fit (or each, with ``--all``), its line in the source,
+Reads the chapter's source, takes every display equation (``$$ ... $$``, with its label),
+typesets them all as the build does (``book/_ext/typeset_math.py``: MathJax in Node, into SVG,
+with the build's cache of formulas) into a copy of the built chapter page (``_build/html``: the
+same styles and the same column), measures them at 1300 px and as printed (``test_layout.PRINT``),
+then prints, for each equation that does not fit (or each, with ``--all``), its line in the source,
 its width and the column's. No Sphinx build is needed, only a built book to borrow the page from.
 """
 
@@ -18,9 +19,11 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "book" / "_ext"))
 
 from layout import EQUATIONS  # noqa: E402
 from sitepaths import CHROMIUM_FLAGS, ROOT, SITE  # noqa: E402
+import typeset_math  # noqa: E402
 
 BLOCK = re.compile(r"^(?P<indent>[ \t]*)\$\$[ \t]*\n(.*?)\n[ \t]*\$\$[ \t]*(?:\((?P<label>[^)\s]+)\))?[ \t]*$",
                    re.S | re.M)
@@ -62,7 +65,7 @@ def page_html(template: str, eqs: list[tuple[int, str, str | None, bool]]) -> st
         # As wide as the widest number the book prints, "(16.12)", with its hidden link.
         number = ('<span class="eqno">(16.12)<a class="headerlink" href="#">#</a></span>' if label else "")
         block = (f'<p>line {line}</p><div class="math notranslate nohighlight" id="line-{line}">'
-                 f"{number}\\[{html.escape(tex)}\\]</div>")
+                 f"{number}\\[{html.escape(tex, quote=False)}\\]</div>")
         if boxed:
             block = ('<div class="proof theorem admonition"><p class="admonition-title">Box</p>'
                      f'<section class="theorem-content">{block}</section></div>')
@@ -85,7 +88,10 @@ def main() -> int:
         built = next((SITE / "book").glob("[0-9][0-9]_*.html"))
     eqs = equations(source_path.read_text(encoding="utf-8"))
     probe = built.with_name(f"_mathfit_{source_path.stem}.html")
-    probe.write_text(page_html(built.read_text(encoding="utf-8"), eqs), encoding="utf-8")
+    text = page_html(built.read_text(encoding="utf-8"), eqs)
+    typesetter = typeset_math.Typesetter(SITE.parent / ".math_cache.json")
+    typesetter.typeset({name: f"{source_path}" for name in typeset_math.formulas_of(text)})
+    probe.write_text(typeset_math.render(text, typesetter, str(source_path)), encoding="utf-8")
     from playwright.sync_api import sync_playwright
 
     bad = 0
@@ -97,10 +103,7 @@ def main() -> int:
             for name, (viewport, media) in VIEWPORTS.items():
                 page.emulate_media(media=media)
                 page.set_viewport_size(viewport)
-                page.goto(probe.as_uri())
-                page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
-                page.evaluate("() => MathJax.startup.promise.then(() => true)")
-                page.wait_for_timeout(200)
+                page.goto(probe.as_uri(), wait_until="load")
                 results[name] = {e["id"]: e for e in page.evaluate(EQUATIONS)}
             browser.close()
     finally:
@@ -118,7 +121,7 @@ def main() -> int:
         if fails or args.all:
             flags = " ".join(f for f, on in (("WIDE", desk["wider"] or desk["outside"]),
                                             ("NUMBER-OVERLAP", desk["overlap"]),
-                                            ("MATHJAX-ERROR", desk["error"]),
+                                            ("TEX-ERROR", desk["error"]),
                                             ("PRINT-WIDE", printed["wider"] or printed["outside"])) if on)
             print(f"{source_path}:{line} {label or ''}{' (in a box)' if boxed else ''} 1300: {desk['width']}/{desk['box']} px, "
                   f"print: {printed['width']}/{printed['box']} px {flags}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import gzip
 import os
 import shutil
 from pathlib import Path
@@ -12,6 +13,13 @@ from bs4 import BeautifulSoup, CData, NavigableString, Tag
 ROOT = Path(__file__).resolve().parents[2]
 SITE = ROOT / "_build" / "html"
 SCREENSHOTS = ROOT / "_build" / "screenshots"
+#: axe-core, the accessibility checker (the npm registry's package, pinned in package-lock.json and
+#: installed by `make install` into node_modules/), injected into the pages it checks.
+AXE_SCRIPT = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+#: The rules axe-core checks: WCAG 2.0 and 2.1, levels A and AA.
+AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+#: Files a web server sends gzipped.
+TEXT_SUFFIXES = {".html", ".css", ".js", ".mjs", ".svg", ".json", ".txt", ".map", ".xml"}
 REQUIRED = os.environ.get("SLR_REQUIRE_BROWSER") == "1"
 
 # Headless, and no background traffic: the book must work with the network closed.
@@ -33,6 +41,14 @@ def chromium_path() -> str | None:
         if name and shutil.which(name):
             return shutil.which(name)
     return None
+
+
+def sent_bytes(path: Path) -> int:
+    """What a web server that gzips text sends for ``path``: its gzip (level 6) for text, its size otherwise."""
+    data = Path(path).read_bytes()
+    if Path(path).suffix.lower() in TEXT_SUFFIXES:
+        return len(gzip.compress(data, compresslevel=6))
+    return len(data)
 
 
 def html_pages() -> list[Path]:

@@ -2,7 +2,7 @@
 
 Pages are opened from disk (file:// URLs) with background networking off. Checks:
 every page loads with no console error, no uncaught exception and no request leaving
-the machine; math is typeset on the chapter-3 page; moving a kernel-free slider changes
+the machine; the formulas of the chapter-3 page come typeset and drawn; moving a kernel-free slider changes
 the figure shown; the search page answers. The chapters' checks read their one visit
 (``visits.py``), shared with test_layout.py. Screenshots go to _build/screenshots/.
 """
@@ -13,7 +13,7 @@ import pytest
 
 from layout import MIN_CONTENT_SHARE, OVERFLOWING_TABLES
 from sitepaths import SCREENSHOTS, SITE, html_pages
-from visits import MATH_CHAPTER, SLIDER_CHAPTERS, open_committed, wait_for_typesetting, watch
+from visits import MATH_CHAPTER, SLIDER_CHAPTERS, open_committed, wait_for_page, watch
 
 PAGES = html_pages()
 #: The chapters are opened, watched and photographed once each by visits.py (at two sizes); here the
@@ -50,44 +50,22 @@ def test_page_loads_without_errors(browser_context, rel):
         if later not in _OPENING:
             _OPENING[later] = open_committed(browser_context, later)
     try:
-        page.wait_for_load_state("load")
-        wait_for_typesetting(page)
-        page.evaluate("() => document.fonts.ready.then(() => true)")  # the screenshot with its fonts
+        wait_for_page(page)
         page.screenshot(path=str(SCREENSHOTS / shot_name(rel)), full_page=False)
-        if rel.startswith(LAZY_MATH_PREFIX):
-            _check_lazy_math(page, rel)
         assert errors == [], f"{rel}: {errors}"
     finally:
         page.close()
 
 
-#: The pages whose formulas are typeset lazily (book/_ext/page_assets.py's LAZY_MATH_PREFIX).
-LAZY_MATH_PREFIX = "book/api/"
-#: Formulas of the page: typeset ones, and those MathJax's ui/lazy still holds as placeholders.
-MATH_COUNTS = """() => ({containers: document.querySelectorAll('mjx-container').length,
-                     waiting: document.querySelectorAll('mjx-container mjx-lazy').length})"""
-
-
-def _check_lazy_math(page, rel: str) -> None:
-    """An API page typesets its formulas as they near the screen (book/_ext/page_assets.py): at load those
-    far down wait, and the last one is typeset once scrolled to."""
-    counts = page.evaluate(MATH_COUNTS)
-    if counts["containers"] < 50:  # a short page: everything near the screen
-        return
-    assert counts["waiting"] > 0, f"{rel}: not typeset lazily: {counts}"
-    page.locator("mjx-container").last.scroll_into_view_if_needed()
-    # MathJax puts a new container in the placeholder's place: look the last one up again.
-    page.wait_for_function("""() => { const last = [...document.querySelectorAll('mjx-container')].pop();
-                                      return !last.querySelector('mjx-lazy') && !!last.querySelector('mjx-math'); }""",
-                           timeout=10_000)
-
-
 @pytest.mark.visits(MATH_CHAPTER)
 def test_math_is_typeset_on_chapter_3(chapter_visits):
+    """The page loads no MathJax; its formulas come as SVG (book/_ext/typeset_math.py), and those of the
+    first screen are drawn: each has a size, and each of its glyphs an outline."""
     report = chapter_visits(MATH_CHAPTER)  # the chapter's one visit (visits.py)
     math = report["math"]
-    assert math["version"].startswith("3.")
+    assert not math["mathjax_script"], "the page loads MathJax: its formulas should come typeset"
     assert math["typeset"] >= 20, f"only {math['typeset']} typeset formulas"
+    assert math["drawn"]["shown"] >= 1 and math["drawn"]["drawn"] == math["drawn"]["shown"], math["drawn"]
     assert math["raw"] == [], f"untypeset {math['raw']} in the chapter text"
     assert report["errors"] == []
 
@@ -130,7 +108,7 @@ def test_no_table_of_the_ledger_overflows_at_1300px(browser_context):
     page, errors = open_page(browser_context, rel)
     try:
         page.set_viewport_size({"width": 1300, "height": 900})
-        wait_for_typesetting(page)
+        wait_for_page(page)
         overflowing = page.evaluate(OVERFLOWING_TABLES, MIN_CONTENT_SHARE)
         assert overflowing == [], f"{rel}: tables wider than the page at 1300 px: {overflowing}"
         assert errors == [], errors

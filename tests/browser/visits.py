@@ -1,11 +1,14 @@
 """Each chapter page opened once in Chromium, and everything the browser tests check on it measured then.
 
-A visit loads the chapter at the phone's viewport (390 x 844: the load path a phone reader meets,
-where slr-book.js marks the equations that scroll once MathJax is done), measures it (on one
-chapter it opens the phone menu), widens the same page to 1300 x 900 (slr-book.js marks the
-equations again on resize), measures it there, moves its kernel-free slider where it has one (on
-one chapter it opens a fold of check verdicts), and last emulates print at an A4 text width. The
-tests (``test_layout.py``, ``test_browser.py``) read the report; the page is not opened again.
+A visit loads the chapter at the phone's viewport (390 x 844: the load path a phone reader meets),
+measures it (on one chapter it opens the phone menu), widens the same page to 1300 x 900, measures it
+there, scrolls through it (as a reader does: the figures below the first screen load, and slr-book.js
+makes the blocks that scroll reachable by keyboard as they near the screen) and counts the bytes the
+page loaded, runs axe-core's WCAG 2.1 A and AA rules on it, in light mode and (the rules on colours) in
+dark mode, moves its kernel-free slider where it has one (on one chapter it opens a fold of check
+verdicts and works the page's controls by keyboard), and last emulates print at an A4 text width.
+The tests (``test_layout.py``, ``test_browser.py``, ``test_accessibility.py``) read the report; the
+page is not opened again.
 
 The visits run in processes of their own (``python visits.py CHAPTER...``), :data:`VISITORS` of
 them with a Chromium each, started with the test session (conftest.py). They share the chapters the
@@ -29,7 +32,7 @@ import traceback
 from pathlib import Path
 
 from layout import CODE, EQUATIONS, FIGURES, MIN_CONTENT_SHARE, OVERFLOWING_TABLES, RAW_MARKUP, SIDEWAYS, VERDICTS
-from sitepaths import CHROMIUM_FLAGS, ROOT, SCREENSHOTS, SITE, chromium_path
+from sitepaths import AXE_SCRIPT, AXE_TAGS, CHROMIUM_FLAGS, ROOT, SCREENSHOTS, SITE, chromium_path, sent_bytes
 
 DESKTOP = {"width": 1300, "height": 900}
 PHONE = {"width": 390, "height": 844}
@@ -47,9 +50,6 @@ MATH_CHAPTER = "book/03_oracle_risk.html"
 #: The chapter whose phone menu is opened (test_layout.test_phone_menu_opens_and_lists_the_chapters).
 MENU_CHAPTER = "book/07_theorem5.html"
 LOCAL_SCHEMES = ("file:", "data:", "blob:", "about:", "chrome-error:")
-#: How many times slr-book.js has marked the equations that scroll (once typeset, then 100 ms after
-#: the last resize event); 0 before the first, and on a page with no display equation.
-MARKED = "() => Number(document.documentElement.getAttribute('data-slr-marked') || 0)"
 #: Is the dialog with this id open and shown?
 DIALOG_OPEN = "id => { const d = document.getElementById(id); return !!d && d.open && d.checkVisibility(); }"
 
@@ -69,10 +69,16 @@ _OPENING: dict[str, tuple] = {}
 _VISITOR: dict[str, object] = {}
 
 
+#: The files each open page asked for (url -> path on disk), recorded from its first request.
+_FILES: dict[int, dict] = {}
+
+
 def watch(page) -> list[str]:
     """The list that collects the page's console errors, uncaught exceptions, failed requests and
-    requests leaving the machine."""
+    requests leaving the machine; the files it loads are recorded too (:func:`loaded_files`)."""
     errors: list[str] = []
+    files = _FILES.setdefault(id(page), {})
+    page.on("request", lambda r: r.url.startswith("file:") and files.setdefault(r.url.split("?")[0], _local_path(r.url)))
     page.on("console", lambda m: m.type == "error" and errors.append(f"console: {m.text}"))
     page.on("pageerror", lambda e: errors.append(f"pageerror: {e}"))
     page.on("requestfailed", lambda r: errors.append(f"request failed: {r.url} {r.failure}"))
@@ -80,20 +86,127 @@ def watch(page) -> list[str]:
     return errors
 
 
-def wait_for_typesetting(page) -> None:
-    """Until MathJax has typeset the page and slr-book.js has marked the equations that scroll."""
-    if page.locator('script[src*="mathjax"]').count():
-        page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=30_000)
-        page.evaluate("() => MathJax.startup.promise.then(() => true)")
-        page.wait_for_function(f"() => !document.querySelector('div.math') || ({MARKED})() > 0", timeout=30_000)
+def wait_for_page(page) -> None:
+    """Until the page has loaded and its fonts are ready (its formulas come typeset in the HTML:
+    book/_ext/typeset_math.py)."""
+    page.wait_for_load_state("load")
+    page.evaluate("() => document.fonts.ready.then(() => true)")
 
 
 def resize(page, viewport: dict) -> None:
-    """The page at ``viewport``, once slr-book.js has marked the equations that scroll again."""
-    before = page.evaluate(MARKED)
+    """The page at ``viewport``, laid out again (a frame later)."""
     page.set_viewport_size(viewport)
-    if page.locator("div.math").count():
-        page.wait_for_function(f"n => ({MARKED})() > n", arg=before, timeout=10_000)
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+
+
+#: Scroll through the page a screen at a time, as a reader does, then back to the top.
+SCROLL_THROUGH = """async () => {
+  for (let y = 0; y < document.documentElement.scrollHeight; y += window.innerHeight) {
+    window.scrollTo(0, y);
+    await new Promise(r => requestAnimationFrame(() => setTimeout(r, 10)));
+  }
+  window.scrollTo(0, 0);
+  await Promise.all([...document.images].map(i => i.complete ? 0 : new Promise(r => { i.onload = i.onerror = r; })));
+  await document.fonts.ready;
+}"""
+
+#: axe-core on the page (less the parts in ``exclude``, CSS selectors): the violations of the given
+#: rules (all of AXE_TAGS when none), each with its first elements and axe's summary of what fails.
+AXE_RUN = """async ({tags, rules, exclude}) => {
+  const only = rules ? {type: 'rule', values: rules} : {type: 'tag', values: tags};
+  const context = exclude.length ? {include: [['html']], exclude: exclude.map(s => [s])} : document;
+  // preload: false: axe would fetch the style sheets (for its rule on orientation), which a page opened
+  // from disk may not do (a console error).
+  const result = await axe.run(context, {runOnly: only, resultTypes: ['violations'], preload: false});
+  return result.violations.map(v => ({id: v.id, count: v.nodes.length,
+    nodes: v.nodes.slice(0, 4).map(n => n.target.join(' ') + ': ' + (n.failureSummary || '').replace(/\\s+/g, ' ').slice(0, 240))}));
+}"""
+#: The rules whose verdict depends on the colour mode: run again in dark mode. (axe's other rule on
+#: colours, link-in-text-block, passes on an underline, and the book's links in text are underlined
+#: in both modes: it runs in light mode, with every rule.)
+AXE_COLOUR_RULES = ["color-contrast"]
+#: The theme's frame around a chapter (header, sidebars, footer): the same template on every page,
+#: checked whole on the preface (test_page_access.test_preface_has_no_accessibility_violation) and left
+#: out of each chapter's run.
+THEME_FRAME = [".bd-header", ".bd-sidebar-primary", ".bd-sidebar-secondary", ".bd-footer", ".prev-next-footer",
+               ".bd-header-article", ".prev-next-area"]
+#: What axe-core checks of the page's many copies of one kind of markup. Its time grows with the
+#: elements of the page (chapter 16: 19 s for its 31 000), and three kinds make most of them, each the
+#: same markup many times over:
+#:
+#: * formulas (a thousand in chapter 16), all from one renderer (book/_ext/typeset_math.py: an SVG hidden
+#:   from screen readers and drawn in the text's colour, beside its MathML, which test_site.py checks on
+#:   every formula of every page): the first AXE_FORMULAS are checked;
+#: * highlighted code (8 000 spans in chapter 16), where each class of token has one colour on one
+#:   background: the first token of each class is checked, in its block;
+#: * the tables of the cells' outputs, where a cell's colours come from its classes: one table of each
+#:   kind (its class and the tags and classes inside it) is checked.
+#:
+#: The others are set aside while axe-core runs (chapter 16: about 3 000 elements left, 2 s for both
+#: modes on the developers' machine), and put back. The first fold of check verdicts is opened meanwhile:
+#: its verdicts' colours are checked too.
+AXE_FORMULAS = 20
+SET_ASIDE = """keep => {
+  const aside = window.__slrAside = [];
+  // (Each stands in as a comment: no element for axe to walk.)
+  const setAside = element => { const stand_in = document.createComment(''); element.replaceWith(stand_in); aside.push([stand_in, element]); };
+  [...document.querySelectorAll('mjx-container')].slice(keep).forEach(f => setAside(f));
+  // Code: the first token of each class (its colour), in the block that has it; the other tokens
+  // and the blocks left with none are set aside.
+  const classes = new Set();
+  let blocks = 0;
+  for (const block of document.querySelectorAll('article div.highlight pre')) {
+    let kept = false;
+    for (const token of block.querySelectorAll('span[class]')) {
+      if (classes.has(token.className)) setAside(token); else { classes.add(token.className); kept = true; }
+    }
+    if (kept) blocks++; else setAside(block);
+  }
+  const kinds = new Set();
+  for (const table of document.querySelectorAll('article .cell_output table')) {
+    const kind = table.className + '|' + [...new Set([...table.querySelectorAll('*')].map(e => e.tagName + '.' + e.className))].sort().join(' ');
+    if (kinds.has(kind)) setAside(table); else kinds.add(kind);
+  }
+  // The verdicts of the first fold of checks, shown (the others are alike, and folded).
+  const fold = document.querySelector('article details.slr-checks:not([open])');
+  if (fold) { fold.open = true; window.__slrOpened = fold; }
+  return {formulas: document.querySelectorAll('mjx-container').length, code_blocks: blocks, token_classes: classes.size,
+          verdicts_shown: fold ? fold.querySelectorAll('.slr-check').length : 0,
+          tables: kinds.size,
+          elements: document.getElementsByTagName('*').length};
+}"""
+PUT_BACK = """() => { for (const [stand_in, element] of window.__slrAside || []) stand_in.replaceWith(element);
+  if (window.__slrOpened) window.__slrOpened.open = false; }"""
+
+
+#: No transitions: the theme fades colours in over 0.3 s, and a colour is measured the moment it is set.
+NO_TRANSITIONS = "*, *::before, *::after { transition: none !important; }"
+
+
+def set_mode(page, mode: str) -> None:
+    """Light or dark, as the theme's switch sets it (the attributes its CSS reads), at once."""
+    if not page.evaluate("() => !!document.getElementById('slr-no-transitions')"):
+        page.add_style_tag(content=NO_TRANSITIONS)
+        page.evaluate("() => { document.head.lastElementChild.id = 'slr-no-transitions'; }")
+    page.evaluate("mode => { document.documentElement.dataset.theme = mode; document.documentElement.dataset.mode = mode; }",
+                  mode)
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+
+
+def accessibility(page, frame: bool = True) -> dict:
+    """axe-core's violations in light mode (every rule of AXE_TAGS) and in dark mode (the rules on colours);
+    with ``frame`` False, of the page less the theme's frame (:data:`THEME_FRAME`)."""
+    page.add_script_tag(path=str(AXE_SCRIPT))
+    checked = page.evaluate(SET_ASIDE, AXE_FORMULAS)
+    exclude = [] if frame else THEME_FRAME
+    try:
+        out = {"checked": checked, "light": page.evaluate(AXE_RUN, {"tags": AXE_TAGS, "rules": None, "exclude": exclude})}
+        set_mode(page, "dark")
+        out["dark"] = page.evaluate(AXE_RUN, {"tags": AXE_TAGS, "rules": AXE_COLOUR_RULES, "exclude": exclude})
+        set_mode(page, "light")
+    finally:
+        page.evaluate(PUT_BACK)
+    return out
 
 
 def shot(page, rel: str, size: str) -> None:
@@ -102,13 +215,39 @@ def shot(page, rel: str, size: str) -> None:
         page.screenshot(path=str(SCREENSHOTS / f"{rel.split('/')[-1][:-5]}_{size}.png"), full_page=False)
 
 
+#: The text of the article outside code, scripts and formulas.
+ARTICLE_TEXT = """() => {
+  const walker = document.createTreeWalker(document.querySelector('article'), NodeFilter.SHOW_TEXT, {
+    acceptNode: n => n.parentElement.closest('pre, code, script, style, mjx-container') ? NodeFilter.FILTER_REJECT
+                                                                                       : NodeFilter.FILTER_ACCEPT});
+  const parts = [];
+  for (let n; (n = walker.nextNode());) parts.push(n.textContent);
+  return parts.join('');
+}"""
+
+
 def _math(page) -> dict:
-    text = page.locator("article").inner_text()
+    # The article's text outside code (textContent: a section that content-visibility skips has no
+    # innerText), where TeX delimiters left over would show.
+    text = page.evaluate(ARTICLE_TEXT)
     page.locator("mjx-container[display='true']").first.scroll_into_view_if_needed()
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / "math_03_oracle_risk.png"))
-    return {"version": page.evaluate("MathJax.version"), "typeset": page.locator("article mjx-container").count(),
+    return {"mathjax_script": page.evaluate("() => !!window.MathJax || !!document.querySelector('script[src*=mathjax]')"),
+            "typeset": page.locator("article mjx-container[jax='SVG'] > svg").count(),
+            "drawn": page.evaluate(DRAWN_FORMULAS),
             "raw": [raw for raw in ("$$", "\\(", "\\[", "\\begin{") if raw in text]}
+
+
+#: The formulas on the first screen: how many, and how many are drawn (their SVG has a size, and its
+#: glyphs, <use> elements, have one: each refers to an outline on the page).
+DRAWN_FORMULAS = """() => {
+  const shown = [...document.querySelectorAll('article mjx-container > svg')].filter(svg => {
+    const r = svg.getBoundingClientRect(); return r.bottom > 0 && r.top < window.innerHeight; });
+  const drawn = shown.filter(svg => svg.getBoundingClientRect().width > 0 &&
+    [...svg.querySelectorAll('use')].every(u => u.getBBox().width > 0 || u.getBBox().height > 0));
+  return {shown: shown.length, drawn: drawn.length};
+}"""
 
 
 def _slider(page, rel: str) -> dict:
@@ -154,13 +293,78 @@ def _fold(page) -> dict:
     return out
 
 
+#: Can the element be reached by Tab (in the tab order, shown) and take the focus?
+FOCUSABLE = """el => { el.focus(); return el.tabIndex >= 0 && !el.disabled && el.checkVisibility() && document.activeElement === el; }"""
+
+
+def _keyboard(page) -> dict:
+    """The page's controls worked by keyboard alone: a fold of verdicts (Enter opens, Enter closes), a
+    solution (Enter on its button shows it), a folded code cell, a formula box or code block that scrolls."""
+    out = {}
+    fold = page.locator("article details.slr-checks > summary").first
+    fold.scroll_into_view_if_needed()
+    out["fold_reachable"] = fold.evaluate(FOCUSABLE)
+    page.keyboard.press("Enter")
+    out["fold_opened"] = fold.evaluate("s => s.parentElement.open")
+    page.keyboard.press("Enter")
+    out["fold_closed"] = not fold.evaluate("s => s.parentElement.open")
+    button = page.locator("article .solution .toggle-button").first
+    if button.count():
+        button.scroll_into_view_if_needed()
+        out["solution_reachable"] = button.evaluate(FOCUSABLE)
+        page.keyboard.press("Enter")
+        out["solution_opened"] = button.evaluate("b => !b.closest('.solution').classList.contains('toggle-hidden')")
+        page.keyboard.press("Enter")
+    hidden = page.locator("article details.hide > summary").first
+    if hidden.count():
+        hidden.scroll_into_view_if_needed()
+        out["hidden_cell_reachable"] = hidden.evaluate(FOCUSABLE)
+        page.keyboard.press("Space")
+        out["hidden_cell_opened"] = hidden.evaluate("s => s.parentElement.open")
+        page.keyboard.press("Space")
+    return out
+
+
+def _theme_controls(page) -> dict:
+    """At 1300 px, the theme's controls with their icons (Font Awesome's font cut to the book's icons,
+    book/_ext/light_pages.py): the contents in the sidebar, the search button opening its dialog, the
+    download menu opening to its files, and the colour-mode switch turning the page dark."""
+    out = {"sidebar_links": page.evaluate(
+        "() => [...document.querySelectorAll('.bd-sidebar-primary a.reference.internal')].filter(a => a.checkVisibility()).length")}
+    # Icons drawn: the icon font's glyph has a width (a missing glyph would be an empty box or nothing).
+    out["icons"] = page.evaluate("""() => [...document.querySelectorAll('.fa-solid, .fas, .fa-regular, .fa-brands')]
+      .filter(i => i.checkVisibility()).map(i => ({cls: i.className, width: i.getBoundingClientRect().width,
+        font: getComputedStyle(i, '::before').fontFamily, loaded: document.fonts.check('900 16px "Font Awesome 6 Free"')}))""")
+    search = page.locator("header .search-button__button").first
+    search.click()
+    out["search_opens"] = _shown_within(page, "() => document.getElementById('pst-search-dialog').open", None)
+    out["search_goes_to"] = page.evaluate("() => document.querySelector('#pst-search-dialog form').getAttribute('action')")
+    page.keyboard.press("Escape")
+    download = page.locator(".dropdown-download-buttons button.dropdown-toggle").first
+    download.click()
+    out["download_opens"] = _shown_within(page, "() => document.querySelector('.dropdown-download-buttons .dropdown-menu').checkVisibility()", None)
+    out["download_links"] = page.evaluate(
+        "() => [...document.querySelectorAll('.dropdown-download-buttons .dropdown-menu a')].map(a => a.getAttribute('href'))")
+    page.keyboard.press("Escape")
+    # The switch cycles the theme's modes (light, auto, dark: auto follows the system, light here):
+    # the theme the page shows after each click.
+    mode = "() => [document.documentElement.dataset.mode, document.documentElement.dataset.theme]"
+    out["modes"] = [page.evaluate(mode)]
+    for _ in range(3):
+        page.locator(".theme-switch-button").first.click()
+        out["modes"].append(page.evaluate(mode))
+    set_mode(page, "light")
+    return out
+
+
 def _menu(page) -> dict:
     """At the phone's width: open the menu (☰), read its chapter links, close it; open the contents."""
     toggles = [t for t in page.locator(".primary-toggle").all() if t.is_visible()]
     out = {"toggles": len(toggles)}
     if not toggles:
         return out
-    toggles[0].click()
+    out["reachable"] = toggles[0].evaluate(FOCUSABLE)
+    page.keyboard.press("Enter")  # opened by keyboard, as by a tap
     out["open"] = _shown_within(page, DIALOG_OPEN, "pst-primary-sidebar-modal")
     if not out["open"]:
         return out
@@ -306,14 +510,26 @@ def _measure(context, rel: str) -> dict:
     order = _VISITOR.get("order") or _visit_order()
     for later in [r for r in order[order.index(rel) + 1:] if r not in _OPENING][:AHEAD]:
         _OPENING[later] = open_committed(context, later, PHONE)
+    files = _FILES.get(id(page), {})
     try:
-        page.wait_for_load_state("load")
-        wait_for_typesetting(page)
+        # The tab in front: the pages opened ahead came after it, and a tab behind them gets no
+        # animation frames, which the measurements wait for.
+        page.bring_to_front()
+        clock = [time.perf_counter()]
+        phases = {}
+
+        def lap(name):
+            clock.append(time.perf_counter())
+            phases[name] = round(clock[-1] - clock[-2], 2)
+
+        wait_for_page(page)
+        lap("load")
         shot(page, rel, "390")
         report = {"phone": {"sideways": page.evaluate(SIDEWAYS), "equations": page.evaluate(EQUATIONS)}}
         if rel == MENU_CHAPTER:
             report["menu"] = _menu(page)
 
+        lap("phone")
         resize(page, DESKTOP)
         shot(page, rel, "1300")
         report["desktop"] = {
@@ -321,19 +537,39 @@ def _measure(context, rel: str) -> dict:
             "verdicts": page.evaluate(VERDICTS), "raw": page.evaluate(RAW_MARKUP),
             "tables": page.evaluate(OVERFLOWING_TABLES, MIN_CONTENT_SHARE),
         }
+        lap("desktop")
+        page.evaluate(SCROLL_THROUGH)
+        lap("scroll")
+        report["sent"] = {url.split("/_build/html/")[-1]: sent_bytes(path) for url, path in files.items()
+                          if path is not None and path.is_file()}
+        report["axe"] = accessibility(page, frame=False)  # the frame: checked on the preface
+        lap("axe")
         if rel == MATH_CHAPTER:
             report["math"] = _math(page)
             report["fold"] = _fold(page)
+            report["keyboard"] = _keyboard(page)
+            report["controls"] = _theme_controls(page)
         if rel in SLIDER_CHAPTERS:
             report["slider"] = _slider(page, rel)
 
+        lap("controls")
         page.emulate_media(media="print")
         resize(page, PRINT)
         report["printed"] = {"equations": page.evaluate(EQUATIONS)}
+        lap("print")
+        report["phases"] = phases  # seconds each part of the visit took (for audit.py, not a test)
         report["errors"] = errors
     finally:
+        _FILES.pop(id(page), None)
         page.close()
     return report
+
+
+def _local_path(url: str) -> Path | None:
+    from urllib.parse import unquote, urlparse
+
+    parsed = urlparse(url)
+    return Path(unquote(parsed.path)) if parsed.scheme == "file" else None
 
 
 if __name__ == "__main__":

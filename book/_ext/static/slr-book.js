@@ -6,10 +6,11 @@
       header shows; a tap on the shown one did nothing. Every other toggle forwards its
       click to the first.
    2. A link to a check verdict (the ledger's links) opens the folded list that holds it.
-   3. Display equations that are wider than their box, where the box is narrow (phones),
-      scroll inside it: they are marked .slr-scrolls, which shows edge shadows and a
-      scrollbar (slr-book.css). Each marking counts itself in <html data-slr-marked="n">,
-      which the browser tests wait for.
+   3. A block that scrolls sideways (a code block, an output, a table, a wide display equation
+      on a phone) can be reached by keyboard (tabindex="0"), so that its hidden part can be
+      scrolled into view without a mouse. The theme did this for the whole page at load, which
+      laid out every section at once (book/_ext/light_pages.py removes that pass); here each
+      block is measured as it nears the screen, and again after a resize.
 */
 (function () {
   "use strict";
@@ -60,42 +61,61 @@
     }
   }
 
-  /* 3. Mark the display equations that scroll */
-  var marked = 0;
+  /* 3. Blocks that scroll sideways, reachable by keyboard, measured as they near the screen */
+  var SCROLLING_BLOCKS = [
+    "pre",
+    ".nboutput > .output_area",
+    ".cell_output > .output",
+    ".jp-RenderedHTMLCommon",
+    ".pst-scrollable-table-container",
+    'div.math mjx-container[display="true"]'
+  ].join(", ");
+  var near = new Set();
 
-  function markScrolling() {
-    var boxes = document.querySelectorAll('div.math mjx-container[display="true"]');
-    for (var i = 0; i < boxes.length; i++) {
-      var box = boxes[i];
-      box.classList.toggle("slr-scrolls", box.scrollWidth > box.clientWidth + 1);
+  function markScrolling(block) {
+    var scrolls = block.scrollWidth > block.clientWidth + 1 || block.scrollHeight > block.clientHeight + 1;
+    if (scrolls) {
+      block.tabIndex = 0;
+    } else if (block.hasAttribute("tabindex") && block.tabIndex === 0) {
+      block.removeAttribute("tabindex");
     }
-    marked += 1;
-    document.documentElement.setAttribute("data-slr-marked", String(marked));
   }
 
-  function whenTypeset(callback) {
-    var tries = 0;
-    (function wait() {
-      var mj = window.MathJax;
-      if (mj && mj.startup && mj.startup.promise) {
-        mj.startup.promise.then(callback);
-      } else if (tries++ < 100) {
-        window.setTimeout(wait, 100);
-      }
-    })();
+  function watchScrollingBlocks() {
+    var blocks = document.querySelectorAll(SCROLLING_BLOCKS);
+    if (!blocks.length) {
+      return;
+    }
+    if (!("IntersectionObserver" in window)) {
+      blocks.forEach(markScrolling);
+      return;
+    }
+    var observer = new IntersectionObserver(function (entries) {
+      entries.forEach(function (entry) {
+        if (entry.isIntersecting) {
+          near.add(entry.target);
+          markScrolling(entry.target);
+        } else {
+          near.delete(entry.target);
+        }
+      });
+    }, {rootMargin: "100% 0px"});
+    blocks.forEach(function (block) {
+      observer.observe(block);
+    });
+    var pending = null;
+    window.addEventListener("resize", function () {
+      window.clearTimeout(pending);
+      pending = window.setTimeout(function () {
+        near.forEach(markScrolling);
+      }, 150);
+    });
   }
 
   onReady(function () {
     forwardToggles();
     openTarget();
-    if (document.querySelector("div.math")) {
-      whenTypeset(markScrolling);
-      var pending = null;
-      window.addEventListener("resize", function () {
-        window.clearTimeout(pending);
-        pending = window.setTimeout(markScrolling, 100);
-      });
-    }
+    watchScrollingBlocks();
   });
   window.addEventListener("hashchange", openTarget);
 })();

@@ -70,11 +70,15 @@ BATCH_SEED = 1
 class ScheduleData(NamedTuple):
     exp: PGDExperiment
     lam_c: float
-    multiplier_steps: np.ndarray  # logged steps where the multipliers are evaluated
+    multiplier_steps: (
+        np.ndarray
+    )  # logged steps where the multipliers are evaluated
     multipliers: np.ndarray  # (n, 3): transverse multipliers at the median (|kappa_t|, |nu_t|), lambda_t
 
 
-def schedule_data(exp: PGDExperiment | None = None, every: int = 8) -> ScheduleData:
+def schedule_data(
+    exp: PGDExperiment | None = None, every: int = 8
+) -> ScheduleData:
     r"""Figure 4(a)'s experiment (run here unless given), the critical λ_c of its task, and the
     transverse multipliers of :math:`\mathcal M` (:func:`slrlib.book.ch08_beyond.transverse_multipliers`)
     along the median path :math:`(|\kappa_t|, |\nu_t|, \lambda_t)`, every ``every``-th logged step."""
@@ -82,12 +86,23 @@ def schedule_data(exp: PGDExperiment | None = None, every: int = 8) -> ScheduleD
     r, cfg = exp.result, exp.config
     kappa = np.minimum(np.median(np.abs(np.asarray(r.kappa)), axis=0), 1.0)
     nu = np.minimum(np.median(np.abs(np.asarray(r.nu)), axis=0), 1.0)
-    idx = np.unique(np.r_[np.arange(1, min(12, len(r.steps))), np.arange(1, len(r.steps), every)])
+    idx = np.unique(
+        np.r_[
+            np.arange(1, min(12, len(r.steps))),
+            np.arange(1, len(r.steps), every),
+        ]
+    )
     mult = np.full((idx.size, 3), np.nan)
     for j, i in enumerate(idx):
-        m = np.real(beyond.transverse_multipliers(kappa[i], nu[i], float(r.lam[i]), cfg.alpha, cfg.task).transverse)
+        m = np.real(
+            beyond.transverse_multipliers(
+                kappa[i], nu[i], float(r.lam[i]), cfg.alpha, cfg.task
+            ).transverse
+        )
         mult[j, : m.size] = np.sort(m)
-    return ScheduleData(exp, beyond.critical_lambda(cfg.task), np.asarray(r.steps)[idx], mult)
+    return ScheduleData(
+        exp, beyond.critical_lambda(cfg.task), np.asarray(r.steps)[idx], mult
+    )
 
 
 def _median_band(x):
@@ -100,13 +115,23 @@ def schedule_table(data: ScheduleData) -> dict[str, np.ndarray]:
     task = data.exp.config.task
     margin = beyond.relevant_margin(np.abs(np.asarray(r.kappa)), r.lam, task)
     cols = {"step": np.asarray(r.steps), "lam": np.asarray(r.lam)}
-    for name, values in (("abs_kappa", np.abs(np.asarray(r.kappa))), ("abs_nu", np.abs(np.asarray(r.nu))),
-                         ("margin", margin), ("distance", np.asarray(r.distance))):
+    for name, values in (
+        ("abs_kappa", np.abs(np.asarray(r.kappa))),
+        ("abs_nu", np.abs(np.asarray(r.nu))),
+        ("margin", margin),
+        ("distance", np.asarray(r.distance)),
+    ):
         lo, med, hi = _median_band(values)
-        cols[f"{name}_median"], cols[f"{name}_p2.5"], cols[f"{name}_p97.5"] = med, lo, hi
+        cols[f"{name}_median"], cols[f"{name}_p2.5"], cols[f"{name}_p97.5"] = (
+            med,
+            lo,
+            hi,
+        )
     # multipliers only at some steps: NaN elsewhere
     where = np.searchsorted(cols["step"], data.multiplier_steps)
-    for j, name in enumerate(("multiplier_min", "multiplier_mid", "multiplier_max")):
+    for j, name in enumerate(
+        ("multiplier_min", "multiplier_mid", "multiplier_max")
+    ):
         col = np.full(cols["step"].shape, np.nan)
         col[where] = data.multipliers[:, j]
         cols[name] = col
@@ -125,7 +150,12 @@ def landscape_data(task=None, lams=None) -> dict[str, np.ndarray]:
     task = PGD_CONFIGS["fig4a"].task if task is None else task
     lam_c = beyond.critical_lambda(task)
     if lams is None:
-        lams = np.unique(np.r_[np.geomspace(0.02, 1.3, 60), lam_c + np.array([2e-4, 1e-3, 3e-3, 1e-2])])
+        lams = np.unique(
+            np.r_[
+                np.geomspace(0.02, 1.3, 60),
+                lam_c + np.array([2e-4, 1e-3, 3e-3, 1e-2]),
+            ]
+        )
     lams = np.asarray(lams, dtype=float)
     swapped = beyond.swapped_point(lams, task)
     tilted = beyond.tilted_branch(lams, task)
@@ -160,7 +190,9 @@ class BatchData(NamedTuple):
 
     sweep: beyond.Sweep
     sweep_oracle_risk: np.ndarray  # excess risk of the oracle at each sweep λ
-    sweep_tilted: beyond.TiltedBranch  # the tilted minimum at each sweep λ (NaN below λ_c)
+    sweep_tilted: (
+        beyond.TiltedBranch
+    )  # the tilted minimum at each sweep λ (NaN below λ_c)
     schedule: PGDExperiment  # Figure 4(a)'s parameters, SCHEDULE_RUNS runs
     small: PGDExperiment  # Figure 7(b)'s parameters, SMALL_RUNS runs
     seconds: float
@@ -171,15 +203,33 @@ def batch_data() -> BatchData:
     """Run the sweep over constant λ and the two large batches (computed once per process)."""
     start = time.perf_counter()
     task = PGD_CONFIGS["fig4a"].task
-    sweep = beyond.lambda_sweep(SWEEP_LAMS, task, jax.random.key(SWEEP_SEED), n_runs=SWEEP_RUNS,
-                                alpha=SWEEP_ALPHA, n_steps=SWEEP_STEPS)
-    schedule = run_pgd_experiment(PGD_CONFIGS["fig4a"].scaled(n_runs=SCHEDULE_RUNS, seed=BATCH_SEED,
-                                                             log_every=PGD_CONFIGS["fig4a"].n_steps))
-    small = run_pgd_experiment(PGD_CONFIGS["fig7b"].scaled(n_runs=SMALL_RUNS, seed=BATCH_SEED,
-                                                          log_every=PGD_CONFIGS["fig7b"].n_steps))
+    sweep = beyond.lambda_sweep(
+        SWEEP_LAMS,
+        task,
+        jax.random.key(SWEEP_SEED),
+        n_runs=SWEEP_RUNS,
+        alpha=SWEEP_ALPHA,
+        n_steps=SWEEP_STEPS,
+    )
+    schedule = run_pgd_experiment(
+        PGD_CONFIGS["fig4a"].scaled(
+            n_runs=SCHEDULE_RUNS,
+            seed=BATCH_SEED,
+            log_every=PGD_CONFIGS["fig4a"].n_steps,
+        )
+    )
+    small = run_pgd_experiment(
+        PGD_CONFIGS["fig7b"].scaled(
+            n_runs=SMALL_RUNS,
+            seed=BATCH_SEED,
+            log_every=PGD_CONFIGS["fig7b"].n_steps,
+        )
+    )
     orc = np.asarray(oracle_risk(np.asarray(SWEEP_LAMS), task)) - task.eps**2
     tilted = beyond.tilted_branch(np.asarray(SWEEP_LAMS), task)
-    return BatchData(sweep, orc, tilted, schedule, small, time.perf_counter() - start)
+    return BatchData(
+        sweep, orc, tilted, schedule, small, time.perf_counter() - start
+    )
 
 
 def sweep_table(data: BatchData) -> dict[str, np.ndarray]:
@@ -187,29 +237,56 @@ def sweep_table(data: BatchData) -> dict[str, np.ndarray]:
     sw = data.sweep
     fr = sw.fractions()
     sched_labels = beyond.classify_outcomes(data.schedule.result)
-    sched_fr = np.array([(sched_labels == i).mean() for i in range(len(beyond.OUTCOMES))])
+    sched_fr = np.array(
+        [(sched_labels == i).mean() for i in range(len(beyond.OUTCOMES))]
+    )
     on_m = sw.labels <= 1
     kappa = np.abs(sw.final["kappa"])
-    kappa_med = np.array([np.median(kappa[i][on_m[i]]) if on_m[i].any() else np.nan for i in range(len(sw.lams))])
+    kappa_med = np.array(
+        [
+            np.median(kappa[i][on_m[i]]) if on_m[i].any() else np.nan
+            for i in range(len(sw.lams))
+        ]
+    )
     sched_kappa = np.abs(np.asarray(data.schedule.result.kappa)[:, -1])
     cols = {
         "schedule": np.r_[np.zeros(len(sw.lams), dtype=int), 1],
         "lam": np.r_[sw.lams, data.schedule.result.lam[-1]],
-        "runs": np.r_[np.full(len(sw.lams), sw.labels.shape[1]), sched_labels.size],
+        "runs": np.r_[
+            np.full(len(sw.lams), sw.labels.shape[1]), sched_labels.size
+        ],
     }
     for i, name in enumerate(beyond.OUTCOMES):
         cols["frac_" + name.replace(" ", "_")] = np.r_[fr[:, i], sched_fr[i]]
     on_m_sched = sched_labels <= 1
-    cols["median_abs_kappa_on_M"] = np.r_[kappa_med, np.median(sched_kappa[on_m_sched]) if on_m_sched.any() else np.nan]
-    cols["median_excess_risk"] = np.r_[np.median(sw.excess_risk, axis=1), np.median(data.schedule.excess_risk[:, -1])]
-    cols["oracle_excess_risk"] = np.r_[data.sweep_oracle_risk,
-                                       float(oracle_risk(data.schedule.result.lam[-1], data.schedule.config.task))]
+    cols["median_abs_kappa_on_M"] = np.r_[
+        kappa_med,
+        np.median(sched_kappa[on_m_sched]) if on_m_sched.any() else np.nan,
+    ]
+    cols["median_excess_risk"] = np.r_[
+        np.median(sw.excess_risk, axis=1),
+        np.median(data.schedule.excess_risk[:, -1]),
+    ]
+    cols["oracle_excess_risk"] = np.r_[
+        data.sweep_oracle_risk,
+        float(
+            oracle_risk(
+                data.schedule.result.lam[-1], data.schedule.config.task
+            )
+        ),
+    ]
     return cols
 
 
 def init_table(data: BatchData) -> dict[str, np.ndarray]:
     """One row per run of the two large batches: initial ``|nu|``, ``|eta|`` and the outcome code."""
-    rows = {"batch": [], "run": [], "abs_nu0": [], "abs_eta0": [], "outcome": []}
+    rows = {
+        "batch": [],
+        "run": [],
+        "abs_nu0": [],
+        "abs_eta0": [],
+        "outcome": [],
+    }
     for name, exp in (("fig7b", data.small), ("fig4a", data.schedule)):
         r = exp.result
         n = np.asarray(r.kappa).shape[0]
@@ -237,13 +314,53 @@ def endpoints_table(data: BatchData) -> dict[str, np.ndarray]:
 
 
 # --------------------------------------------------------------------------- registry
-register(FigureSpec("beyond_schedule", "Anatomy of Figure 4(a): decreasing λ_t, margins, distance to M",
-                    8, schedule_data, plots.plot_schedule_anatomy, schedule_table))
-register(FigureSpec("beyond_landscape", "Critical points of the risk against λ: oracle, swapped, tilted",
-                    8, landscape_data, plots.plot_landscape, landscape_table))
-register(FigureSpec("beyond_sweep", "Where PGD ends: constant λ against the decreasing schedule",
-                    8, batch_data, plots.plot_sweep, sweep_table))
-register(FigureSpec("beyond_init", "Which initialisations end at the swapped point",
-                    8, batch_data, plots.plot_initial_overlaps, init_table))
-register(FigureSpec("beyond_endpoints", "End points of PGD runs for a few constant λ",
-                    8, batch_data, plots.plot_endpoints_grid, endpoints_table))
+register(
+    FigureSpec(
+        "beyond_schedule",
+        "Anatomy of Figure 4(a): decreasing λ_t, margins, distance to M",
+        8,
+        schedule_data,
+        plots.plot_schedule_anatomy,
+        schedule_table,
+    )
+)
+register(
+    FigureSpec(
+        "beyond_landscape",
+        "Critical points of the risk against λ: oracle, swapped, tilted",
+        8,
+        landscape_data,
+        plots.plot_landscape,
+        landscape_table,
+    )
+)
+register(
+    FigureSpec(
+        "beyond_sweep",
+        "Where PGD ends: constant λ against the decreasing schedule",
+        8,
+        batch_data,
+        plots.plot_sweep,
+        sweep_table,
+    )
+)
+register(
+    FigureSpec(
+        "beyond_init",
+        "Which initialisations end at the swapped point",
+        8,
+        batch_data,
+        plots.plot_initial_overlaps,
+        init_table,
+    )
+)
+register(
+    FigureSpec(
+        "beyond_endpoints",
+        "End points of PGD runs for a few constant λ",
+        8,
+        batch_data,
+        plots.plot_endpoints_grid,
+        endpoints_table,
+    )
+)

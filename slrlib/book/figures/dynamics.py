@@ -32,13 +32,33 @@ import numpy as np
 
 from slrlib.core.task import SLRTask
 from slrlib.figures import FigureSpec, register
-from slrlib.book.ch16_dynamics import escape_time_linear, escape_time_pgd, saddle_rates, timescales_at_oracle
-from slrlib.book.plots.dynamics import plot_dynamics_timescales, plot_escape_time, plot_swap_race
+from slrlib.book.ch16_dynamics import (
+    escape_time_linear,
+    escape_time_pgd,
+    saddle_rates,
+    timescales_at_oracle,
+)
+from slrlib.book.plots.dynamics import (
+    plot_dynamics_timescales,
+    plot_escape_time,
+    plot_swap_race,
+)
 from slrlib.training.pgd import pgd, reduced_pgd
 
-__all__ = ["R0_DECADES", "RACE_DS", "RACE_LAMS", "EscapeTime", "SwapRaceData", "Timescales", "compute_escape_time",
-           "compute_dynamics_timescales", "compute_swap_race", "dynamics_timescales_table", "escape_time_table",
-           "swap_race_table"]
+__all__ = [
+    "R0_DECADES",
+    "RACE_DS",
+    "RACE_LAMS",
+    "EscapeTime",
+    "SwapRaceData",
+    "Timescales",
+    "compute_escape_time",
+    "compute_dynamics_timescales",
+    "compute_swap_race",
+    "dynamics_timescales_table",
+    "escape_time_table",
+    "swap_race_table",
+]
 
 #: The start distances :math:`r_0 = 10^{-j}` of the default figure.
 R0_DECADES = tuple(range(1, 13))
@@ -66,9 +86,15 @@ class EscapeTime(NamedTuple):
     gamma: float
 
 
-def compute_escape_time(lam: float = 0.1, alpha: float = 4e-3, radius: float = 0.5,
-                        decades: Sequence[int] = R0_DECADES, d: int = 400, L: int = 10,
-                        gamma: float = math.sqrt(0.5)) -> EscapeTime:
+def compute_escape_time(
+    lam: float = 0.1,
+    alpha: float = 4e-3,
+    radius: float = 0.5,
+    decades: Sequence[int] = R0_DECADES,
+    d: int = 400,
+    L: int = 10,
+    gamma: float = math.sqrt(0.5),
+) -> EscapeTime:
     r"""The numbers of ``escape_time`` (defaults: the paper's task and the :math:`\lambda`, :math:`\alpha` of
     Theorem 5 and Figure 4(b); about a second).
 
@@ -94,9 +120,22 @@ def compute_escape_time(lam: float = 0.1, alpha: float = 4e-3, radius: float = 0
     lin = escape_time_linear(r0, lam, alpha, task, radius)
     red = escape_time_pgd(r0, lam, alpha, task, radius)
     rates = saddle_rates(lam, alpha, task)
-    return EscapeTime(r0, lin.steps, lin.lower, lin.upper, red.steps, lin.continuous,
-                      math.log(10.0) / math.log(rates.expanding), rates.mu_minus, float(lam), float(alpha),
-                      float(radius), int(d), int(L), float(gamma))
+    return EscapeTime(
+        r0,
+        lin.steps,
+        lin.lower,
+        lin.upper,
+        red.steps,
+        lin.continuous,
+        math.log(10.0) / math.log(rates.expanding),
+        rates.mu_minus,
+        float(lam),
+        float(alpha),
+        float(radius),
+        int(d),
+        int(L),
+        float(gamma),
+    )
 
 
 def escape_time_table(data: EscapeTime) -> dict[str, np.ndarray]:
@@ -113,8 +152,17 @@ def escape_time_table(data: EscapeTime) -> dict[str, np.ndarray]:
     }
 
 
-register(FigureSpec("escape_time", "Escape from the saddle (0, 0): steps against log10(1/r0), linearised map "
-                    "(exact, bounds) and reduced map", 16, compute_escape_time, plot_escape_time, escape_time_table))
+register(
+    FigureSpec(
+        "escape_time",
+        "Escape from the saddle (0, 0): steps against log10(1/r0), linearised map "
+        "(exact, bounds) and reduced map",
+        16,
+        compute_escape_time,
+        plot_escape_time,
+        escape_time_table,
+    )
+)
 
 
 class Timescales(NamedTuple):
@@ -141,9 +189,16 @@ def _angle(c: np.ndarray) -> np.ndarray:
     return 2.0 * np.arcsin(np.sqrt(np.clip((1.0 - c) / 2.0, 0.0, 1.0)))
 
 
-def compute_dynamics_timescales(lam: float = 0.1, alpha: float = 4e-3, r0: float = 1e-6, n_steps: int = 200_000,
-                                log_every: int = 20, d: int = 400, L: int = 10,
-                                gamma: float = math.sqrt(0.5)) -> Timescales:
+def compute_dynamics_timescales(
+    lam: float = 0.1,
+    alpha: float = 4e-3,
+    r0: float = 1e-6,
+    n_steps: int = 200_000,
+    log_every: int = 20,
+    d: int = 400,
+    L: int = 10,
+    gamma: float = math.sqrt(0.5),
+) -> Timescales:
     r"""The numbers of ``dynamics_timescales``: :func:`slrlib.training.pgd.reduced_pgd` from
     :math:`\kappa_0 = \nu_0 = r_0/\sqrt2` (about a second).
 
@@ -166,23 +221,57 @@ def compute_dynamics_timescales(lam: float = 0.1, alpha: float = 4e-3, r0: float
     """
     task = SLRTask(d=int(d), L=int(L), gamma=gamma)
     x0 = float(r0) / math.sqrt(2.0)
-    run = reduced_pgd(x0, x0, task, lam=lam, alpha=alpha, n_steps=n_steps, log_every=log_every)
+    run = reduced_pgd(
+        x0,
+        x0,
+        task,
+        lam=lam,
+        alpha=alpha,
+        n_steps=n_steps,
+        log_every=log_every,
+    )
     kappa, nu = np.asarray(run.kappa), np.asarray(run.nu)
     rates = saddle_rates(lam, alpha, task)
     ts = timescales_at_oracle(lam, alpha, task)
-    return Timescales(np.asarray(run.steps), kappa, nu, _angle(kappa), _angle(nu), np.hypot(kappa, nu),
-                      rates.expanding, ts.multiplier_kappa, ts.multiplier_nu, float(r0), float(lam), float(alpha))
+    return Timescales(
+        np.asarray(run.steps),
+        kappa,
+        nu,
+        _angle(kappa),
+        _angle(nu),
+        np.hypot(kappa, nu),
+        rates.expanding,
+        ts.multiplier_kappa,
+        ts.multiplier_nu,
+        float(r0),
+        float(lam),
+        float(alpha),
+    )
 
 
 def dynamics_timescales_table(data: Timescales) -> dict[str, np.ndarray]:
     """One row per logged step: ``step``, ``kappa``, ``nu``, ``phi``, ``psi``, ``distance``."""
-    return {"step": np.asarray(data.steps, dtype=int), "kappa": data.kappa, "nu": data.nu, "phi": data.phi,
-            "psi": data.psi, "distance": data.distance}
+    return {
+        "step": np.asarray(data.steps, dtype=int),
+        "kappa": data.kappa,
+        "nu": data.nu,
+        "phi": data.phi,
+        "psi": data.psi,
+        "distance": data.distance,
+    }
 
 
-register(FigureSpec("dynamics_timescales", "One reduced run from near the saddle to the oracle: escape at rate "
-                    "1 - alpha mu_-, then psi and phi at the oracle's rates m_nu and m_kappa", 16,
-                    compute_dynamics_timescales, plot_dynamics_timescales, dynamics_timescales_table))
+register(
+    FigureSpec(
+        "dynamics_timescales",
+        "One reduced run from near the saddle to the oracle: escape at rate "
+        "1 - alpha mu_-, then psi and phi at the oracle's rates m_nu and m_kappa",
+        16,
+        compute_dynamics_timescales,
+        plot_dynamics_timescales,
+        dynamics_timescales_table,
+    )
+)
 
 
 # ------------------------------------------------------------------------------ swap_race
@@ -213,9 +302,16 @@ class SwapRaceData(NamedTuple):
     radius: float
 
 
-def compute_swap_race(ds: Sequence[int] = RACE_DS, lams: Sequence[float] = RACE_LAMS, n_runs: int = 400,
-                      alpha: float = 4e-3, n_steps: int = 20_000, L: int = 10, radius: float = 1.0,
-                      seed: int = 0) -> SwapRaceData:
+def compute_swap_race(
+    ds: Sequence[int] = RACE_DS,
+    lams: Sequence[float] = RACE_LAMS,
+    n_runs: int = 400,
+    alpha: float = 4e-3,
+    n_steps: int = 20_000,
+    L: int = 10,
+    radius: float = 1.0,
+    seed: int = 0,
+) -> SwapRaceData:
     r"""Where uniform starts end under PGD at constant :math:`\lambda`, against the race at the saddle.
 
     For each :math:`d`: task directions and ``n_runs`` uniform starts from ``fold_in(key(seed), d)``, the same
@@ -231,34 +327,90 @@ def compute_swap_race(ds: Sequence[int] = RACE_DS, lams: Sequence[float] = RACE_
 
     ds, lams = np.asarray(ds, dtype=int), np.asarray(lams, dtype=float)
     shape = (ds.size, lams.size)
-    out = {name: np.zeros(shape) for name in ("swapped", "recovered", "stalled", "undecided", "predicted",
-                                              "predicted_half")}
+    out = {
+        name: np.zeros(shape)
+        for name in (
+            "swapped",
+            "recovered",
+            "stalled",
+            "undecided",
+            "predicted",
+            "predicted_half",
+        )
+    }
     for i, d in enumerate(ds):
         task = SLRTask(d=int(d), L=int(L))
-        k_dir, k_init = jax.random.split(jax.random.fold_in(jax.random.key(seed), int(d)))
+        k_dir, k_init = jax.random.split(
+            jax.random.fold_in(jax.random.key(seed), int(d))
+        )
         ks, vs = task.oracle_directions(k_dir)
         k0, v0 = uniform_directions(k_init, task.d, (int(n_runs),))
         race_key = jax.random.fold_in(jax.random.key(seed + 1), int(d))
         for j, lam in enumerate(lams):
-            res = pgd(k0, v0, ks, vs, task, lam=float(lam), alpha=alpha, n_steps=n_steps, log_every=n_steps)
-            counts = np.bincount(np.asarray(classify_outcomes(res)), minlength=4) / n_runs
-            out["recovered"][i, j], out["stalled"][i, j], out["swapped"][i, j], out["undecided"][i, j] = counts
-            out["predicted"][i, j] = swap_race(float(lam), alpha, task, race_key, radius).swap_fraction
-            out["predicted_half"][i, j] = swap_race(float(lam), alpha, task, race_key, radius / 2).swap_fraction
-    return SwapRaceData(ds, lams, **out, n_runs=int(n_runs), alpha=float(alpha), n_steps=int(n_steps), L=int(L),
-                        radius=float(radius))
+            res = pgd(
+                k0,
+                v0,
+                ks,
+                vs,
+                task,
+                lam=float(lam),
+                alpha=alpha,
+                n_steps=n_steps,
+                log_every=n_steps,
+            )
+            counts = (
+                np.bincount(np.asarray(classify_outcomes(res)), minlength=4)
+                / n_runs
+            )
+            (
+                out["recovered"][i, j],
+                out["stalled"][i, j],
+                out["swapped"][i, j],
+                out["undecided"][i, j],
+            ) = counts
+            out["predicted"][i, j] = swap_race(
+                float(lam), alpha, task, race_key, radius
+            ).swap_fraction
+            out["predicted_half"][i, j] = swap_race(
+                float(lam), alpha, task, race_key, radius / 2
+            ).swap_fraction
+    return SwapRaceData(
+        ds,
+        lams,
+        **out,
+        n_runs=int(n_runs),
+        alpha=float(alpha),
+        n_steps=int(n_steps),
+        L=int(L),
+        radius=float(radius),
+    )
 
 
 def swap_race_table(data: SwapRaceData) -> dict[str, np.ndarray]:
     """One row per (d, λ): the simulated fractions, their binomial standard error and the predictions."""
     d, lam = np.meshgrid(data.ds, data.lams, indexing="ij")
     se = np.sqrt(data.swapped * (1 - data.swapped) / data.n_runs)
-    return {"d": d.ravel(), "lam": lam.ravel(), "swapped": data.swapped.ravel(), "swapped_se": se.ravel(),
-            "recovered": data.recovered.ravel(), "stalled": data.stalled.ravel(),
-            "undecided": data.undecided.ravel(), "predicted": data.predicted.ravel(),
-            "predicted_half_radius": data.predicted_half.ravel()}
+    return {
+        "d": d.ravel(),
+        "lam": lam.ravel(),
+        "swapped": data.swapped.ravel(),
+        "swapped_se": se.ravel(),
+        "recovered": data.recovered.ravel(),
+        "stalled": data.stalled.ravel(),
+        "undecided": data.undecided.ravel(),
+        "predicted": data.predicted.ravel(),
+        "predicted_half_radius": data.predicted_half.ravel(),
+    }
 
 
-register(FigureSpec("swap_race", "Fraction of uniform starts that end swapped at constant λ: PGD against the race "
-                    "of the two unstable directions at the saddle", 16, compute_swap_race, plot_swap_race,
-                    swap_race_table))
+register(
+    FigureSpec(
+        "swap_race",
+        "Fraction of uniform starts that end swapped at constant λ: PGD against the race "
+        "of the two unstable directions at the saddle",
+        16,
+        compute_swap_race,
+        plot_swap_race,
+        swap_race_table,
+    )
+)

@@ -30,7 +30,12 @@ from slrlib.book.plots.manifold import (
     plot_reduced_vs_full,
 )
 from slrlib.core.risk import manifold_risk
-from slrlib.book.ch06_pgd import ManifoldDrift, ReducedVsFull, manifold_drift, reduced_vs_full
+from slrlib.book.ch06_pgd import (
+    ManifoldDrift,
+    ReducedVsFull,
+    manifold_drift,
+    reduced_vs_full,
+)
 from slrlib.book.ch07_theorem5 import (
     BasinGrid,
     FlowField,
@@ -100,7 +105,9 @@ class ReducedFigure(NamedTuple):
     risk: np.ndarray
 
 
-def compute_reduced(config: PGDConfig = _REDUCED_CONFIG, n_grid: int = 121) -> ReducedFigure:
+def compute_reduced(
+    config: PGDConfig = _REDUCED_CONFIG, n_grid: int = 121
+) -> ReducedFigure:
     """Full PGD at Figure 4(b)'s parameters from the 24 starts of
     :func:`slrlib.book.ch07_theorem5.default_starts` (vectors on :math:`\\mathcal M` with those overlaps),
     logged every 20 steps, against the reduced map; with the manifold risk on an
@@ -115,7 +122,11 @@ def compute_reduced(config: PGDConfig = _REDUCED_CONFIG, n_grid: int = 121) -> R
 def plot_reduced(data: ReducedFigure):
     """:func:`slrlib.book.plots.manifold.plot_reduced_vs_full` with every run and the level sets."""
     n = data.comparison.full_kappa.shape[0]
-    return plot_reduced_vs_full(data.comparison, runs=range(n), risk_grid=(data.kappa, data.nu, data.risk))
+    return plot_reduced_vs_full(
+        data.comparison,
+        runs=range(n),
+        risk_grid=(data.kappa, data.nu, data.risk),
+    )
 
 
 def _reduced_table(data: ReducedFigure):
@@ -139,13 +150,25 @@ class Figure6(NamedTuple):
     flow: FlowField
 
 
-def compute_fig6(n_steps: int = _FIG4B.n_steps, log_every: int = 50, n_grid: int = 121,
-                 numerical: bool = True, n_flow: int = 121) -> Figure6:
+def compute_fig6(
+    n_steps: int = _FIG4B.n_steps,
+    log_every: int = 50,
+    n_grid: int = 121,
+    numerical: bool = True,
+    n_flow: int = 121,
+) -> Figure6:
     """Panel (a): the landscape at λ = 0.1 with the fixed points found by Newton's method and the
     reduced trajectories at Figure 4(b)'s α = 4e-3 for 20 000 steps (logged every 50). Panel (b):
     the direction field on an ``n_flow`` × ``n_flow`` grid and the nullclines."""
-    land = landscape(FIG6_LAM, _FIG4B.task, alpha=_FIG4B.alpha, n_steps=n_steps, log_every=log_every,
-                     n_grid=n_grid, numerical=numerical)
+    land = landscape(
+        FIG6_LAM,
+        _FIG4B.task,
+        alpha=_FIG4B.alpha,
+        n_steps=n_steps,
+        log_every=log_every,
+        n_grid=n_grid,
+        numerical=numerical,
+    )
     return Figure6(land, flow_field(FIG6_LAM, _FIG4B.task, n_grid=n_flow))
 
 
@@ -176,19 +199,60 @@ def _landscape_table(data: Figure6):
         return np.full(n, -1)
 
     return {
-        "layer": np.concatenate([np.full(n, i) for i, n in enumerate(sizes)]).astype(int),
-        "index": np.concatenate([minus(K.size), np.repeat(np.arange(n_paths), n_log),
-                                 [_KIND_CODE[k] for k in land.kinds], minus(FK.size),
-                                 minus(sizes[4])]).astype(int),
-        "step": np.concatenate([minus(K.size), np.tile(steps, n_paths), minus(p), minus(FK.size),
-                                minus(sizes[4])]).astype(int),
-        "kappa": np.concatenate([K.ravel(), land.paths_kappa.ravel(), land.points[:, 0], FK.ravel(),
-                                 flow.curve_kappa]),
-        "nu": np.concatenate([N.ravel(), land.paths_nu.ravel(), land.points[:, 1], FN.ravel(), flow.curve_nu]),
-        "risk": np.concatenate([land.risk.ravel(), nan(n_paths * n_log), land.point_risk, nan(FK.size),
-                                nan(sizes[4])]),
-        "v_kappa": np.concatenate([nan(sum(sizes[:3])), flow.v_kappa.ravel(), nan(sizes[4])]),
-        "v_nu": np.concatenate([nan(sum(sizes[:3])), flow.v_nu.ravel(), nan(sizes[4])]),
+        "layer": np.concatenate(
+            [np.full(n, i) for i, n in enumerate(sizes)]
+        ).astype(int),
+        "index": np.concatenate(
+            [
+                minus(K.size),
+                np.repeat(np.arange(n_paths), n_log),
+                [_KIND_CODE[k] for k in land.kinds],
+                minus(FK.size),
+                minus(sizes[4]),
+            ]
+        ).astype(int),
+        "step": np.concatenate(
+            [
+                minus(K.size),
+                np.tile(steps, n_paths),
+                minus(p),
+                minus(FK.size),
+                minus(sizes[4]),
+            ]
+        ).astype(int),
+        "kappa": np.concatenate(
+            [
+                K.ravel(),
+                land.paths_kappa.ravel(),
+                land.points[:, 0],
+                FK.ravel(),
+                flow.curve_kappa,
+            ]
+        ),
+        "nu": np.concatenate(
+            [
+                N.ravel(),
+                land.paths_nu.ravel(),
+                land.points[:, 1],
+                FN.ravel(),
+                flow.curve_nu,
+            ]
+        ),
+        "risk": np.concatenate(
+            [
+                land.risk.ravel(),
+                nan(n_paths * n_log),
+                land.point_risk,
+                nan(FK.size),
+                nan(sizes[4]),
+            ]
+        ),
+        "v_kappa": np.concatenate(
+            [nan(sum(sizes[:3])), flow.v_kappa.ravel(), nan(sizes[4])]
+        ),
+        "v_nu": np.concatenate(
+            [nan(sum(sizes[:3])), flow.v_nu.ravel(), nan(sizes[4])]
+        ),
     }
 
 
@@ -201,13 +265,19 @@ class BasinFigure(NamedTuple):
     curve_nu: np.ndarray
 
 
-def compute_basins(n_grid: int = BASIN_GRID, n_curve: int = 101, n_steps: int = BASIN_STEPS) -> BasinFigure:
+def compute_basins(
+    n_grid: int = BASIN_GRID, n_curve: int = 101, n_steps: int = BASIN_STEPS
+) -> BasinFigure:
     """Reduced PGD from a 201 × 201 grid at λ = 0.1, α = 0.2, 2000 steps; the saddle's
     stable set by bisection at 101 values of κ₀ in [−0.999, 0.999]."""
     task = _FIG4B.task
-    grid = basin_grid(FIG6_LAM, task, alpha=BASIN_ALPHA, n_steps=n_steps, n_grid=n_grid)
+    grid = basin_grid(
+        FIG6_LAM, task, alpha=BASIN_ALPHA, n_steps=n_steps, n_grid=n_grid
+    )
     curve_kappa = np.linspace(-0.999, 0.999, n_curve)
-    curve = saddle_stable_set(curve_kappa, task, lam=FIG6_LAM, alpha=BASIN_ALPHA, n_steps=n_steps)
+    curve = saddle_stable_set(
+        curve_kappa, task, lam=FIG6_LAM, alpha=BASIN_ALPHA, n_steps=n_steps
+    )
     return BasinFigure(grid, curve_kappa, curve)
 
 
@@ -226,15 +296,49 @@ def _basin_table(data: BasinFigure):
         "layer": np.concatenate([np.zeros(K.size, int), np.ones(m, int)]),
         "kappa0": np.concatenate([K.ravel(), data.curve_kappa]),
         "nu0": np.concatenate([N.ravel(), data.curve_nu]),
-        "label": np.concatenate([g.labels.ravel(), np.zeros(m, int)]).astype(int),
+        "label": np.concatenate([g.labels.ravel(), np.zeros(m, int)]).astype(
+            int
+        ),
     }
 
 
-register(FigureSpec("ch6_drift", "Distance to M along PGD started on M (Lemma 4), Figure 4(b)'s runs", 6,
-                    compute_drift, plot_manifold_drift, _drift_table))
-register(FigureSpec("ch6_reduced", "Full PGD in R^400 vs the reduced map F of Lemma 7", 6,
-                    compute_reduced, plot_reduced, _reduced_table))
-register(FigureSpec("fig6", "Figure 6 (reconstruction): (a) the risk on M, (b) the flow and its nullclines, λ = 0.1", 7,
-                    compute_fig6, plot_fig6, _landscape_table))
-register(FigureSpec("ch7_basins", "Limits of reduced PGD and the saddle's stable set (Props 11, 13)", 7,
-                    compute_basins, plot_basin_figure, _basin_table))
+register(
+    FigureSpec(
+        "ch6_drift",
+        "Distance to M along PGD started on M (Lemma 4), Figure 4(b)'s runs",
+        6,
+        compute_drift,
+        plot_manifold_drift,
+        _drift_table,
+    )
+)
+register(
+    FigureSpec(
+        "ch6_reduced",
+        "Full PGD in R^400 vs the reduced map F of Lemma 7",
+        6,
+        compute_reduced,
+        plot_reduced,
+        _reduced_table,
+    )
+)
+register(
+    FigureSpec(
+        "fig6",
+        "Figure 6 (reconstruction): (a) the risk on M, (b) the flow and its nullclines, λ = 0.1",
+        7,
+        compute_fig6,
+        plot_fig6,
+        _landscape_table,
+    )
+)
+register(
+    FigureSpec(
+        "ch7_basins",
+        "Limits of reduced PGD and the saddle's stable set (Props 11, 13)",
+        7,
+        compute_basins,
+        plot_basin_figure,
+        _basin_table,
+    )
+)

@@ -6,7 +6,11 @@ from functools import partial
 
 import numpy as np
 
-from slrlib.book.ch11_multi import IdealCurves, ideal_risk_curves, sgd_task_directions
+from slrlib.book.ch11_multi import (
+    IdealCurves,
+    ideal_risk_curves,
+    sgd_task_directions,
+)
 from slrlib.book.plots.multi import plot_ideal_risk
 from slrlib.experiments import SGD_CONFIGS
 from slrlib.figures import FigureSpec, register
@@ -42,7 +46,10 @@ register(
         title="Exact risk of the ideal heads (31) on the two-location task (30) against λ",
         chapter=11,
         compute=ideal_curves,
-        plot=partial(plot_ideal_risk, lines={"final λ of Figure 9": SGD_CONFIGS["fig9"].final_lam}),
+        plot=partial(
+            plot_ideal_risk,
+            lines={"final λ of Figure 9": SGD_CONFIGS["fig9"].final_lam},
+        ),
         table=ideal_table,
     )
 )

@@ -38,10 +38,18 @@ from slrlib.core.risk import linear_risk, oracle_risk
 from slrlib.core.task import SLRTask
 from slrlib.figures import FigureSpec, register
 from slrlib.book.ch05_linear import linear_risk_of_weights
-from slrlib.book.ch15_samples import (erm_lbfgs, erm_pgd, linear_learning_curve, ridge_population_weights,
-                                      samples_needed,
-                                      sign_fixed_overlaps)
-from slrlib.book.plots.samples import plot_learning_curves, plot_learning_curves_high_d
+from slrlib.book.ch15_samples import (
+    erm_lbfgs,
+    erm_pgd,
+    linear_learning_curve,
+    ridge_population_weights,
+    samples_needed,
+    sign_fixed_overlaps,
+)
+from slrlib.book.plots.samples import (
+    plot_learning_curves,
+    plot_learning_curves_high_d,
+)
 
 __all__ = [
     "DS",
@@ -83,7 +91,10 @@ DS = (8, 16, 32)
 #: Sequence lengths of the ERM curves.
 LS = (5, 10)
 #: Grid of n/d for each L.
-RATIOS = {5: (0.5, 1.0, 2.0, 4.0, 8.0, 16.0), 10: (1.0, 2.0, 4.0, 8.0, 16.0, 32.0)}
+RATIOS = {
+    5: (0.5, 1.0, 2.0, 4.0, 8.0, 16.0),
+    10: (1.0, 2.0, 4.0, 8.0, 16.0, 32.0),
+}
 #: Grid of n/d of the linear predictor (at d = LINEAR_D); it passes through n = Ld for L in LS.
 LINEAR_RATIOS = (2.0, 4.0, 5.0, 8.0, 10.0, 16.0, 32.0, 64.0, 128.0, 256.0)
 #: Dimension of the linear panels.
@@ -166,18 +177,32 @@ def curve_setup(d: int, L: int, n_samples: int, seed: int = 0):
         ``(task, k_star, v_star, keys, k0, v0)`` with ``keys`` (n_samples,) and ``k0``, ``v0`` (n_samples, 1, d).
     """
     task = SLRTask(d=int(d), L=int(L))
-    k_dir, k_init, k_data = jax.random.split(jax.random.fold_in(jax.random.fold_in(jax.random.key(seed), int(d)),
-                                                                int(L)), 3)
+    k_dir, k_init, k_data = jax.random.split(
+        jax.random.fold_in(
+            jax.random.fold_in(jax.random.key(seed), int(d)), int(L)
+        ),
+        3,
+    )
     ks, vs = task.oracle_directions(k_dir)
     k0, v0 = manifold_directions(k_init, ks, vs, (n_samples, 1))
     return task, ks, vs, jax.random.split(k_data, n_samples), k0, v0
 
 
-def compute_learning_curves(ds: Sequence[int] = DS, Ls: Sequence[int] = LS, ratios: dict | None = None,
-                            linear_ratios: Sequence[float] = LINEAR_RATIOS, linear_d: int = LINEAR_D,
-                            n_samples: int = N_SAMPLES, lam: float = LAM, step_scale: float = STEP_SCALE,
-                            n_steps: int = N_STEPS, log_every: int = LOG_EVERY, level: float = LEVEL, mu: float = MU,
-                            seed: int = 0) -> LearningCurves:
+def compute_learning_curves(
+    ds: Sequence[int] = DS,
+    Ls: Sequence[int] = LS,
+    ratios: dict | None = None,
+    linear_ratios: Sequence[float] = LINEAR_RATIOS,
+    linear_d: int = LINEAR_D,
+    n_samples: int = N_SAMPLES,
+    lam: float = LAM,
+    step_scale: float = STEP_SCALE,
+    n_steps: int = N_STEPS,
+    log_every: int = LOG_EVERY,
+    level: float = LEVEL,
+    mu: float = MU,
+    seed: int = 0,
+) -> LearningCurves:
     r"""The numbers of ``learning_curves`` (default sizes: under a minute on two CPU cores).
 
     Parameters
@@ -216,42 +241,106 @@ def compute_learning_curves(ds: Sequence[int] = DS, Ls: Sequence[int] = LS, rati
     erm = []
     for d in ds:
         for L in Ls:
-            grid = np.asarray(ratios.get(int(L), ratios.get(10, RATIOS[10])), dtype=float)
+            grid = np.asarray(
+                ratios.get(int(L), ratios.get(10, RATIOS[10])), dtype=float
+            )
             ns = [max(1, int(round(r * d))) for r in grid]
-            task, ks, vs, keys, k0, v0 = curve_setup(int(d), int(L), n_samples, seed)
+            task, ks, vs, keys, k0, v0 = curve_setup(
+                int(d), int(L), n_samples, seed
+            )
             alpha = step_scale / d
-            res = erm_pgd(task, ks, vs, keys, k0, v0, ns=ns, lam=lam, alpha=alpha, n_steps=n_steps,
-                          log_every=log_every)
-            kappa, nu = sign_fixed_overlaps(res.kappa[:, :, 0, -1].T, res.nu[:, :, 0, -1].T)  # (m, S)
+            res = erm_pgd(
+                task,
+                ks,
+                vs,
+                keys,
+                k0,
+                v0,
+                ns=ns,
+                lam=lam,
+                alpha=alpha,
+                n_steps=n_steps,
+                log_every=log_every,
+            )
+            kappa, nu = sign_fixed_overlaps(
+                res.kappa[:, :, 0, -1].T, res.nu[:, :, 0, -1].T
+            )  # (m, S)
             orc = float(oracle_risk(lam, task))
             excess = res.test_risk[:, :, 0, -1].T - orc
             excess_min = res.test_risk[:, :, 0, :].min(axis=-1).T - orc
-            erm.append(ERMCurve(int(d), int(L), grid, kappa, nu, excess, excess_min, res.train_risk[:, :, 0, -1].T,
-                                orc, alpha, samples_needed(grid, kappa, nu, level)))
+            erm.append(
+                ERMCurve(
+                    int(d),
+                    int(L),
+                    grid,
+                    kappa,
+                    nu,
+                    excess,
+                    excess_min,
+                    res.train_risk[:, :, 0, -1].T,
+                    orc,
+                    alpha,
+                    samples_needed(grid, kappa, nu, level),
+                )
+            )
     linear = []
     lgrid = np.asarray(linear_ratios, dtype=float)
     for L in Ls:
         task = SLRTask(d=int(linear_d), L=int(L))
-        k_dir, k_data = jax.random.split(jax.random.fold_in(jax.random.fold_in(key, 10_000 + int(linear_d)), int(L)))
+        k_dir, k_data = jax.random.split(
+            jax.random.fold_in(
+                jax.random.fold_in(key, 10_000 + int(linear_d)), int(L)
+            )
+        )
         ks, vs = task.oracle_directions(k_dir)
         ns = [max(2, int(round(r * linear_d))) for r in lgrid]
         lin = linear_risk(task)
         ls = linear_learning_curve(task, ks, vs, k_data, ns, n_samples, mu=0.0)
         rd = linear_learning_curve(task, ks, vs, k_data, ns, n_samples, mu=mu)
-        limit = float(linear_risk_of_weights(ridge_population_weights(task, vs, mu), task, ks, vs)) - lin
-        linear.append(LinearPanel(int(linear_d), int(L), lgrid, ls.test_risk - lin, rd.test_risk - lin, ls.train_risk,
-                                  rd.train_risk, lin, float(mu), limit))
-    return LearningCurves(tuple(erm), tuple(linear), float(lam), float(SLRTask(d=2, L=1).gamma), int(n_samples),
-                          int(n_steps), float(level))
+        limit = (
+            float(
+                linear_risk_of_weights(
+                    ridge_population_weights(task, vs, mu), task, ks, vs
+                )
+            )
+            - lin
+        )
+        linear.append(
+            LinearPanel(
+                int(linear_d),
+                int(L),
+                lgrid,
+                ls.test_risk - lin,
+                rd.test_risk - lin,
+                ls.train_risk,
+                rd.train_risk,
+                lin,
+                float(mu),
+                limit,
+            )
+        )
+    return LearningCurves(
+        tuple(erm),
+        tuple(linear),
+        float(lam),
+        float(SLRTask(d=2, L=1).gamma),
+        int(n_samples),
+        int(n_steps),
+        float(level),
+    )
 
 
 def _long_table(series, keys: Sequence[str]) -> dict[str, np.ndarray]:
     """Long format shared by the tables of both figures: for each ``(labels, ratios, x)`` of ``series`` (``labels``
     the values of ``keys``, ``x`` (m, S) over the grid ``ratios`` and the samples), one row per ratio with the median
     and the quartiles over samples."""
-    cols: dict[str, list] = {k: [] for k in (*keys, "ratio", "median", "q25", "q75")}
+    cols: dict[str, list] = {
+        k: [] for k in (*keys, "ratio", "median", "q25", "q75")
+    }
     for labels, ratios, x in series:
-        q25, med, q75 = np.quantile(np.asarray(x, dtype=float), [0.25, 0.5, 0.75], axis=1)
+        q25, med, q75 = np.quantile(
+            np.asarray(x, dtype=float), [0.25, 0.5, 0.75], axis=1
+        )
         for i, r in enumerate(ratios):
             for k, val in zip(cols, (*labels, r, med[i], q25[i], q75[i])):
                 cols[k].append(val)
@@ -268,18 +357,41 @@ def learning_curves_table(data: LearningCurves) -> dict[str, np.ndarray]:
 
     ``predictor`` is ``erm`` or ``least_squares`` / ``ridge``; ``quantity`` is ``excess``, ``excess_min``,
     ``train``, ``kappa``, ``nu`` (ERM) or ``excess``, ``train`` (linear)."""
-    series = [(("erm", qty, c.d, c.L), c.ratios, x) for c in data.erm
-              for qty, x in (("excess", c.excess), ("excess_min", c.excess_min), ("train", c.train_risk),
-                             ("kappa", c.kappa), ("nu", c.nu))]
-    series += [((pred, qty, p.d, p.L), p.ratios, x) for p in data.linear
-               for pred, qty, x in (("least_squares", "excess", p.ls_excess), ("least_squares", "train", p.ls_train),
-                                    ("ridge", "excess", p.ridge_excess), ("ridge", "train", p.ridge_train))]
+    series = [
+        (("erm", qty, c.d, c.L), c.ratios, x)
+        for c in data.erm
+        for qty, x in (
+            ("excess", c.excess),
+            ("excess_min", c.excess_min),
+            ("train", c.train_risk),
+            ("kappa", c.kappa),
+            ("nu", c.nu),
+        )
+    ]
+    series += [
+        ((pred, qty, p.d, p.L), p.ratios, x)
+        for p in data.linear
+        for pred, qty, x in (
+            ("least_squares", "excess", p.ls_excess),
+            ("least_squares", "train", p.ls_train),
+            ("ridge", "excess", p.ridge_excess),
+            ("ridge", "train", p.ridge_train),
+        )
+    ]
     return _long_table(series, ("predictor", "quantity", "d", "L"))
 
 
-register(FigureSpec("learning_curves", "ERM by full-batch PGD: excess test risk and overlaps against n/d; least "
-                    "squares and ridge against Proposition 3", 15, compute_learning_curves, plot_learning_curves,
-                    learning_curves_table))
+register(
+    FigureSpec(
+        "learning_curves",
+        "ERM by full-batch PGD: excess test risk and overlaps against n/d; least "
+        "squares and ridge against Proposition 3",
+        15,
+        compute_learning_curves,
+        plot_learning_curves,
+        learning_curves_table,
+    )
+)
 
 
 # ------------------------------------------------------------------------------ the paper's dimension, by L-BFGS
@@ -293,7 +405,9 @@ HIGH_LONG_DS = (100,)
 #: The longer sequence length of ``learning_curves_high_d`` (the paper's L = 10).
 HIGH_LONG_L = 10
 #: The (d, L) pairs of ``learning_curves_high_d``.
-HIGH_CONFIGS = tuple((d, HIGH_L) for d in HIGH_DS) + tuple((d, HIGH_LONG_L) for d in HIGH_LONG_DS)
+HIGH_CONFIGS = tuple((d, HIGH_L) for d in HIGH_DS) + tuple(
+    (d, HIGH_LONG_L) for d in HIGH_LONG_DS
+)
 #: Grid of n/d of ``learning_curves_high_d``.
 HIGH_RATIOS = (1.0, 2.0, 4.0, 8.0)
 #: Dimensions whose grid leaves out its smallest n/d (all sizes of a sample run together, each reading the whole
@@ -341,8 +455,17 @@ class HighDimCurves(NamedTuple):
     level: float
 
 
-def lbfgs_curve(d: int, L: int, ratios: Sequence[float], n_samples: int = N_SAMPLES, lam: float = LAM,
-                step_scale: float = STEP_SCALE, n_iter: int = N_ITER, level: float = LEVEL, seed: int = 0) -> LBFGSCurve:
+def lbfgs_curve(
+    d: int,
+    L: int,
+    ratios: Sequence[float],
+    n_samples: int = N_SAMPLES,
+    lam: float = LAM,
+    step_scale: float = STEP_SCALE,
+    n_iter: int = N_ITER,
+    level: float = LEVEL,
+    seed: int = 0,
+) -> LBFGSCurve:
     r"""The learning curve at ``(d, L)`` by Riemannian L-BFGS, on the samples and from the starts of
     :func:`curve_setup` (those of the PGD curve at the same ``(d, L, n_samples, seed)``).
 
@@ -372,17 +495,46 @@ def lbfgs_curve(d: int, L: int, ratios: Sequence[float], n_samples: int = N_SAMP
     grid = np.asarray(ratios, dtype=float)
     ns = [max(1, int(round(r * d))) for r in grid]
     task, ks, vs, keys, k0, v0 = curve_setup(int(d), int(L), n_samples, seed)
-    res = erm_lbfgs(task, ks, vs, keys, k0, v0, ns=ns, lam=lam, alpha0=step_scale / d, n_iter=n_iter)
-    kappa, nu = sign_fixed_overlaps(res.kappa[:, :, 0].T, res.nu[:, :, 0].T)  # (m, S)
+    res = erm_lbfgs(
+        task,
+        ks,
+        vs,
+        keys,
+        k0,
+        v0,
+        ns=ns,
+        lam=lam,
+        alpha0=step_scale / d,
+        n_iter=n_iter,
+    )
+    kappa, nu = sign_fixed_overlaps(
+        res.kappa[:, :, 0].T, res.nu[:, :, 0].T
+    )  # (m, S)
     orc = float(oracle_risk(lam, task))
-    return LBFGSCurve(int(d), int(L), grid, kappa, nu, res.test_risk[:, :, 0].T - orc, res.train_risk[:, :, 0].T,
-                      np.abs(res.theta[:, :, 0].T), np.abs(res.eta[:, :, 0].T), (res.grad_norm / res.start_grad_norm)[:, :, 0].T, res.evaluations[:, :, 0].T,
-                      res.evaluations_to_reduction[:, :, 0].T, orc,
-                      float(step_scale / d), samples_needed(grid, kappa, nu, level),
-                      np.swapaxes(res.k[:, :, 0], 0, 1), np.swapaxes(res.v[:, :, 0], 0, 1))
+    return LBFGSCurve(
+        int(d),
+        int(L),
+        grid,
+        kappa,
+        nu,
+        res.test_risk[:, :, 0].T - orc,
+        res.train_risk[:, :, 0].T,
+        np.abs(res.theta[:, :, 0].T),
+        np.abs(res.eta[:, :, 0].T),
+        (res.grad_norm / res.start_grad_norm)[:, :, 0].T,
+        res.evaluations[:, :, 0].T,
+        res.evaluations_to_reduction[:, :, 0].T,
+        orc,
+        float(step_scale / d),
+        samples_needed(grid, kappa, nu, level),
+        np.swapaxes(res.k[:, :, 0], 0, 1),
+        np.swapaxes(res.v[:, :, 0], 0, 1),
+    )
 
 
-def tokens_per_pass(d: int, L: int, ratios: Sequence[float] = HIGH_RATIOS) -> int:
+def tokens_per_pass(
+    d: int, L: int, ratios: Sequence[float] = HIGH_RATIOS
+) -> int:
     r"""Coordinates read by one gradient evaluation of the learning curve at ``(d, L)``: :math:`n_{\max} L d` with
     :math:`n_{\max} = d \max(\text{ratios})` (the sizes are nested in one sample), the cost of one pass over
     the sample and, since every run spends about the same number of evaluations within the iteration cap, the
@@ -390,10 +542,17 @@ def tokens_per_pass(d: int, L: int, ratios: Sequence[float] = HIGH_RATIOS) -> in
     return int(round(max(ratios) * d)) * int(L) * int(d)
 
 
-def compute_learning_curves_high_d(configs: Sequence[tuple[int, int]] = HIGH_CONFIGS,
-                                   ratios: Sequence[float] = HIGH_RATIOS, n_samples: int = N_SAMPLES, lam: float = LAM,
-                                   step_scale: float = STEP_SCALE, n_iter: int = N_ITER, level: float = LEVEL,
-                                   seed: int = 0, trimmed: Sequence[int] = HIGH_TRIMMED_DS) -> HighDimCurves:
+def compute_learning_curves_high_d(
+    configs: Sequence[tuple[int, int]] = HIGH_CONFIGS,
+    ratios: Sequence[float] = HIGH_RATIOS,
+    n_samples: int = N_SAMPLES,
+    lam: float = LAM,
+    step_scale: float = STEP_SCALE,
+    n_iter: int = N_ITER,
+    level: float = LEVEL,
+    seed: int = 0,
+    trimmed: Sequence[int] = HIGH_TRIMMED_DS,
+) -> HighDimCurves:
     r"""The numbers of ``learning_curves_high_d``: :func:`lbfgs_curve` at each pair ``(d, L)`` of ``configs``
     (default :data:`HIGH_CONFIGS`, up to the paper's :math:`d = 400`) on one grid of :math:`n/d`, less its smallest
     value at the dimensions ``trimmed`` (default :data:`HIGH_TRIMMED_DS`).
@@ -413,21 +572,52 @@ def compute_learning_curves_high_d(configs: Sequence[tuple[int, int]] = HIGH_CON
     -------
     HighDimCurves
     """
-    curves = tuple(lbfgs_curve(int(d), int(L), tuple(ratios)[1:] if int(d) in trimmed else ratios, n_samples, lam,
-                               step_scale, n_iter, level, seed)
-                   for d, L in configs)
-    return HighDimCurves(curves, float(lam), int(n_samples), int(n_iter), float(level))
+    curves = tuple(
+        lbfgs_curve(
+            int(d),
+            int(L),
+            tuple(ratios)[1:] if int(d) in trimmed else ratios,
+            n_samples,
+            lam,
+            step_scale,
+            n_iter,
+            level,
+            seed,
+        )
+        for d, L in configs
+    )
+    return HighDimCurves(
+        curves, float(lam), int(n_samples), int(n_iter), float(level)
+    )
 
 
 def learning_curves_high_d_table(data: HighDimCurves) -> dict[str, np.ndarray]:
     """Long format: one row per (quantity, d, L, n/d) with the median and the quartiles over samples;
     ``quantity`` is ``excess``, ``kappa``, ``nu``, ``train`` or ``grad_ratio``."""
-    return _long_table([((qty, c.d, c.L), c.ratios, x) for c in data.erm
-                        for qty, x in (("excess", c.excess), ("kappa", c.kappa), ("nu", c.nu),
-                                       ("train", c.train_risk), ("grad_ratio", c.grad_ratio))],
-                       ("quantity", "d", "L"))
+    return _long_table(
+        [
+            ((qty, c.d, c.L), c.ratios, x)
+            for c in data.erm
+            for qty, x in (
+                ("excess", c.excess),
+                ("kappa", c.kappa),
+                ("nu", c.nu),
+                ("train", c.train_risk),
+                ("grad_ratio", c.grad_ratio),
+            )
+        ],
+        ("quantity", "d", "L"),
+    )
 
 
-register(FigureSpec("learning_curves_high_d", "ERM by Riemannian L-BFGS up to the paper's d = 400: excess test risk "
-                    "and overlaps against n/d", 15, compute_learning_curves_high_d, plot_learning_curves_high_d,
-                    learning_curves_high_d_table))
+register(
+    FigureSpec(
+        "learning_curves_high_d",
+        "ERM by Riemannian L-BFGS up to the paper's d = 400: excess test risk "
+        "and overlaps against n/d",
+        15,
+        compute_learning_curves_high_d,
+        plot_learning_curves_high_d,
+        learning_curves_high_d_table,
+    )
+)

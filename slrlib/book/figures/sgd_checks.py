@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from slrlib.book.ch09_sgd_checks import pgd_vs_sgd, pgd_vs_sgd_table, sampler_check, sampler_table
+from slrlib.book.ch09_sgd_checks import (
+    pgd_vs_sgd,
+    pgd_vs_sgd_table,
+    sampler_check,
+    sampler_table,
+)
 from slrlib.book.plots.sgd_checks import plot_pgd_vs_sgd, plot_sampler_check
 from slrlib.figures import FigureSpec, register
 

@@ -46,15 +46,27 @@ from typing import NamedTuple, Sequence
 import jax
 import numpy as np
 
-from slrlib.core.risk import linear_risk, optimal_lambda, oracle_risk, risk_from_overlaps
+from slrlib.core.risk import (
+    linear_risk,
+    optimal_lambda,
+    oracle_risk,
+    risk_from_overlaps,
+)
 from slrlib.core.task import SLRTask
 from slrlib.experiments import SGD_CONFIGS, sgd_initialisation
 from slrlib.figures import FigureSpec, register
 from slrlib.training.sgd import sgd
 from slrlib.book.ch04_bayes import hard_oracle_error, hard_oracle_risk
-from slrlib.book.ch14_softmax import (bayes_excess_reduced, best_softmax_lambda, softmax_risk_from_overlaps,
-                                      softmax_risk_of_runs)
-from slrlib.book.plots.softmax import plot_beyond_softmax, plot_softmax_training
+from slrlib.book.ch14_softmax import (
+    bayes_excess_reduced,
+    best_softmax_lambda,
+    softmax_risk_from_overlaps,
+    softmax_risk_of_runs,
+)
+from slrlib.book.plots.softmax import (
+    plot_beyond_softmax,
+    plot_softmax_training,
+)
 
 __all__ = [
     "DS",
@@ -122,39 +134,93 @@ def _sizes(n: int, L: int, entries: int, floor: int) -> int:
     return int(min(n, max(floor, entries // L)))
 
 
-def _panel(name: str, fixed: int, tasks: Sequence[SLRTask], xs: Sequence[int], key: jax.Array, n_bayes: int,
-           n_softmax: int, bayes_entries: int, softmax_entries: int, lam_grid) -> SoftmaxPanel:
+def _panel(
+    name: str,
+    fixed: int,
+    tasks: Sequence[SLRTask],
+    xs: Sequence[int],
+    key: jax.Array,
+    n_bayes: int,
+    n_softmax: int,
+    bayes_entries: int,
+    softmax_entries: int,
+    lam_grid,
+) -> SoftmaxPanel:
     m = len(tasks)
     excess = {s: np.zeros(m) for s in SERIES}
     stderr = {s: np.zeros(m) for s in SERIES}
     resolved = {s: np.ones(m, dtype=bool) for s in SERIES}
     lam_soft, lam_erf = np.zeros(m), np.zeros(m)
     bayes_conf, soft_conf = np.zeros(m, dtype=int), np.zeros(m)
-    nb = np.array([_sizes(n_bayes, t.L, bayes_entries, min(n_bayes, 10_000)) for t in tasks])
-    ns = np.array([_sizes(n_softmax, t.L, softmax_entries, min(n_softmax, 2_000)) for t in tasks])
+    nb = np.array(
+        [
+            _sizes(n_bayes, t.L, bayes_entries, min(n_bayes, 10_000))
+            for t in tasks
+        ]
+    )
+    ns = np.array(
+        [
+            _sizes(n_softmax, t.L, softmax_entries, min(n_softmax, 2_000))
+            for t in tasks
+        ]
+    )
     for i, task in enumerate(tasks):
-        k_bayes, k_select, k_value = jax.random.split(jax.random.fold_in(key, i), 3)
+        k_bayes, k_select, k_value = jax.random.split(
+            jax.random.fold_in(key, i), 3
+        )
         eps2 = task.eps**2
         est, conf = bayes_excess_reduced(task, k_bayes, int(nb[i]))
-        excess["bayes"][i], stderr["bayes"][i], bayes_conf[i] = est.mean, est.stderr, conf
+        excess["bayes"][i], stderr["bayes"][i], bayes_conf[i] = (
+            est.mean,
+            est.stderr,
+            conf,
+        )
         resolved["bayes"][i] = conf >= MIN_CONFUSIONS
-        lam_soft[i], _ = best_softmax_lambda(task, k_select, lam_grid, int(ns[i]))
-        soft = softmax_risk_from_overlaps(1.0, 1.0, 0.0, 0.0, 0.0, lam_soft[i], task, k_value, int(ns[i]))
-        excess["softmax"][i], stderr["softmax"][i] = soft.mean - eps2, soft.stderr
+        lam_soft[i], _ = best_softmax_lambda(
+            task, k_select, lam_grid, int(ns[i])
+        )
+        soft = softmax_risk_from_overlaps(
+            1.0, 1.0, 0.0, 0.0, 0.0, lam_soft[i], task, k_value, int(ns[i])
+        )
+        excess["softmax"][i], stderr["softmax"][i] = (
+            soft.mean - eps2,
+            soft.stderr,
+        )
         soft_conf[i] = ns[i] * hard_oracle_error(task)
         resolved["softmax"][i] = soft_conf[i] >= MIN_CONFUSIONS
         lam_erf[i], r_erf = optimal_lambda(task)
         excess["erf"][i] = r_erf - eps2
         excess["linear"][i] = linear_risk(task) - eps2
         excess["hard_oracle"][i] = hard_oracle_risk(task) - eps2
-    return SoftmaxPanel(name, int(fixed), np.asarray(xs), excess, stderr, resolved, lam_soft, lam_erf, bayes_conf, soft_conf,
-                        nb, ns)
+    return SoftmaxPanel(
+        name,
+        int(fixed),
+        np.asarray(xs),
+        excess,
+        stderr,
+        resolved,
+        lam_soft,
+        lam_erf,
+        bayes_conf,
+        soft_conf,
+        nb,
+        ns,
+    )
 
 
-def compute_beyond_softmax(ds: Sequence[int] = DS, Ls: Sequence[int] = LS, L_fixed: int = L_FIXED,
-                           d_fixed: int = D_FIXED, n_bayes: int = 100_000, n_softmax: int = 20_000,
-                           bayes_entries: int = 10_000_000, softmax_entries: int = 2_000_000, lam_grid: Sequence[float] | None = None, gamma: float = float(np.sqrt(0.5)),
-                           seed: int = 0) -> BeyondSoftmax:
+def compute_beyond_softmax(
+    ds: Sequence[int] = DS,
+    Ls: Sequence[int] = LS,
+    L_fixed: int = L_FIXED,
+    d_fixed: int = D_FIXED,
+    n_bayes: int = 100_000,
+    n_softmax: int = 20_000,
+    bayes_entries: int = 10_000_000,
+    softmax_entries: int = 2_000_000,
+    lam_grid: Sequence[float] | None = None,
+    gamma: float = float(np.sqrt(0.5)),
+    seed: int = 0,
+) -> BeyondSoftmax:
     r"""The numbers of ``beyond_softmax`` (default sizes: well under a minute on two CPU cores).
 
     Parameters
@@ -185,10 +251,30 @@ def compute_beyond_softmax(ds: Sequence[int] = DS, Ls: Sequence[int] = LS, L_fix
     grid = None if lam_grid is None else np.asarray(lam_grid, dtype=float)
     tasks_d = [SLRTask(d=int(d), L=int(L_fixed), gamma=gamma) for d in ds]
     tasks_L = [SLRTask(d=int(d_fixed), L=int(L), gamma=gamma) for L in Ls]
-    panel_d = _panel("d", L_fixed, tasks_d, ds, jax.random.fold_in(key, 0), n_bayes, n_softmax, bayes_entries,
-                     softmax_entries, grid)
-    panel_L = _panel("L", d_fixed, tasks_L, Ls, jax.random.fold_in(key, 1), n_bayes, n_softmax, bayes_entries,
-                     softmax_entries, grid)
+    panel_d = _panel(
+        "d",
+        L_fixed,
+        tasks_d,
+        ds,
+        jax.random.fold_in(key, 0),
+        n_bayes,
+        n_softmax,
+        bayes_entries,
+        softmax_entries,
+        grid,
+    )
+    panel_L = _panel(
+        "L",
+        d_fixed,
+        tasks_L,
+        Ls,
+        jax.random.fold_in(key, 1),
+        n_bayes,
+        n_softmax,
+        bayes_entries,
+        softmax_entries,
+        grid,
+    )
     return BeyondSoftmax(panel_d, panel_L, float(gamma))
 
 
@@ -196,11 +282,21 @@ def beyond_softmax_table(data: BeyondSoftmax) -> dict[str, np.ndarray]:
     """Long format: one row per (panel, series, x) with ``y`` the excess risk, ``y_se`` its standard
     error (0 for closed forms), ``lam`` the inverse temperature used (NaN where none) and ``resolved``
     (1, or 0 for a Monte Carlo point the sample does not resolve)."""
-    cols: dict[str, list] = {"panel": [], "series": [], "x": [], "y": [], "y_se": [], "lam": [], "resolved": []}
+    cols: dict[str, list] = {
+        "panel": [],
+        "series": [],
+        "x": [],
+        "y": [],
+        "y_se": [],
+        "lam": [],
+        "resolved": [],
+    }
     for panel in (data.panel_d, data.panel_L):
         m = panel.x.size
         for s in SERIES:
-            lam = {"softmax": panel.lam_softmax, "erf": panel.lam_erf}.get(s, np.full(m, np.nan))
+            lam = {"softmax": panel.lam_softmax, "erf": panel.lam_erf}.get(
+                s, np.full(m, np.nan)
+            )
             cols["panel"] += [panel.name] * m
             cols["series"] += [s] * m
             cols["x"] += list(panel.x)
@@ -219,8 +315,17 @@ def beyond_softmax_table(data: BeyondSoftmax) -> dict[str, np.ndarray]:
     }
 
 
-register(FigureSpec("beyond_softmax", "Excess risks against d and L: Bayes, softmax and erf attention at their best λ, "
-                    "linear, hard oracle", 14, compute_beyond_softmax, plot_beyond_softmax, beyond_softmax_table))
+register(
+    FigureSpec(
+        "beyond_softmax",
+        "Excess risks against d and L: Bayes, softmax and erf attention at their best λ, "
+        "linear, hard oracle",
+        14,
+        compute_beyond_softmax,
+        plot_beyond_softmax,
+        beyond_softmax_table,
+    )
+)
 
 
 # ------------------------------------------------------------------------------ softmax_training
@@ -270,8 +375,13 @@ class SoftmaxTraining(NamedTuple):
     n_risk: int
 
 
-def compute_softmax_training(n_runs: int = 20, n_steps: int = 30_000, log_every: int = 500,
-                             n_risk: int = 20_000, seed: int = 0) -> SoftmaxTraining:
+def compute_softmax_training(
+    n_runs: int = 20,
+    n_steps: int = 30_000,
+    log_every: int = 500,
+    n_risk: int = 20_000,
+    seed: int = 0,
+) -> SoftmaxTraining:
     r"""The numbers of ``softmax_training`` (default sizes: about half a minute on two CPU cores).
 
     Every arm of :data:`TRAINING_ARMS` starts from the same ``n_runs`` uniform pairs on the sphere,
@@ -299,35 +409,91 @@ def compute_softmax_training(n_runs: int = 20, n_steps: int = 30_000, log_every:
     init_key, run_key, risk_key = jax.random.split(key, 3)
     K_star, V_star, K0, V0 = sgd_initialisation(cfg, init_key)
     arms = {}
-    for i, (name, (attention, lam0, decay)) in enumerate(TRAINING_ARMS.items()):
-        r = sgd(K0, V0, K_star, V_star, task, lam=lam0, alpha=cfg.alpha, n_steps=n_steps,
-                batch_size=cfg.batch_size, key=run_key, decay=decay, log_every=log_every,
-                test_size=cfg.test_size, attention=attention)
-        ov = {n: np.asarray(getattr(r, n))[:, 0, 0] for n in ("kappa", "nu", "theta", "eta")}
+    for i, (name, (attention, lam0, decay)) in enumerate(
+        TRAINING_ARMS.items()
+    ):
+        r = sgd(
+            K0,
+            V0,
+            K_star,
+            V_star,
+            task,
+            lam=lam0,
+            alpha=cfg.alpha,
+            n_steps=n_steps,
+            batch_size=cfg.batch_size,
+            key=run_key,
+            decay=decay,
+            log_every=log_every,
+            test_size=cfg.test_size,
+            attention=attention,
+        )
+        ov = {
+            n: np.asarray(getattr(r, n))[:, 0, 0]
+            for n in ("kappa", "nu", "theta", "eta")
+        }
         ov["rho"] = np.asarray(r.rho)[:, 0]
         lam_T = float(r.lam[-1])
         end = [ov[n][:, -1] for n in ("kappa", "nu", "theta", "eta", "rho")]
         if attention == "erf":
-            final = np.asarray(risk_from_overlaps(*end, lam_T, task), dtype=float)
+            final = np.asarray(
+                risk_from_overlaps(*end, lam_T, task), dtype=float
+            )
             final_se = np.zeros_like(final)
             orc, orc_se = float(oracle_risk(lam_T, task)), 0.0
         else:
             k_arm = jax.random.fold_in(risk_key, i)
-            est = softmax_risk_of_runs(*end, lam_T, task, jax.random.fold_in(k_arm, 0), n_risk)
+            est = softmax_risk_of_runs(
+                *end, lam_T, task, jax.random.fold_in(k_arm, 0), n_risk
+            )
             final, final_se = est.mean, est.stderr
-            o = softmax_risk_from_overlaps(1.0, 1.0, 0.0, 0.0, 0.0, lam_T, task, jax.random.fold_in(k_arm, 1),
-                                           n_risk)
+            o = softmax_risk_from_overlaps(
+                1.0,
+                1.0,
+                0.0,
+                0.0,
+                0.0,
+                lam_T,
+                task,
+                jax.random.fold_in(k_arm, 1),
+                n_risk,
+            )
             orc, orc_se = float(o.mean), float(o.stderr)
-        arms[name] = TrainingArm(name, attention, lam0, decay, np.asarray(r.steps), np.asarray(r.lam), ov["kappa"],
-                                 ov["nu"], ov["theta"], ov["eta"], ov["rho"], np.asarray(r.test_risk), final,
-                                 final_se, orc, orc_se)
-    return SoftmaxTraining(arms, task, float(cfg.alpha), int(cfg.batch_size), int(n_risk))
+        arms[name] = TrainingArm(
+            name,
+            attention,
+            lam0,
+            decay,
+            np.asarray(r.steps),
+            np.asarray(r.lam),
+            ov["kappa"],
+            ov["nu"],
+            ov["theta"],
+            ov["eta"],
+            ov["rho"],
+            np.asarray(r.test_risk),
+            final,
+            final_se,
+            orc,
+            orc_se,
+        )
+    return SoftmaxTraining(
+        arms, task, float(cfg.alpha), int(cfg.batch_size), int(n_risk)
+    )
 
 
 def softmax_training_table(data: SoftmaxTraining) -> dict[str, np.ndarray]:
     r"""Long format: one row per (arm, run, logged step) with ``lam``, ``kappa``, ``nu`` and the held-out
     excess risk ``heldout_excess`` (held-out risk minus :math:`\varepsilon^2`)."""
-    cols: dict[str, list] = {"arm": [], "run": [], "step": [], "lam": [], "kappa": [], "nu": [], "heldout_excess": []}
+    cols: dict[str, list] = {
+        "arm": [],
+        "run": [],
+        "step": [],
+        "lam": [],
+        "kappa": [],
+        "nu": [],
+        "heldout_excess": [],
+    }
     eps2 = data.task.eps**2
     for arm in data.arms.values():
         runs, logs = arm.kappa.shape
@@ -349,6 +515,14 @@ def softmax_training_table(data: SoftmaxTraining) -> dict[str, np.ndarray]:
     }
 
 
-register(FigureSpec("softmax_training", "Stochastic PGD from the sphere: erf vs softmax attention on Figure 5's task "
-                    "(overlaps and held-out excess risk against steps)", 14, compute_softmax_training,
-                    plot_softmax_training, softmax_training_table))
+register(
+    FigureSpec(
+        "softmax_training",
+        "Stochastic PGD from the sphere: erf vs softmax attention on Figure 5's task "
+        "(overlaps and held-out excess risk against steps)",
+        14,
+        compute_softmax_training,
+        plot_softmax_training,
+        softmax_training_table,
+    )
+)

@@ -33,10 +33,19 @@ from slrlib.core.risk import linear_risk, optimal_lambda, oracle_risk
 from slrlib.core.task import SLRTask
 from slrlib.figures import FigureSpec, register
 from slrlib.training.pgd import manifold_risk_grad
-from slrlib.book.ch16_stress import (StressPGD, break_even_gamma2, correlated_directions, optimal_lambda_correlated,
-                                     saddle_hessian_closed_form,
-                                     oracle_risk_correlated, plane_minimiser, start_on_manifold,
-                                     stress_monte_carlo_risk, stress_pgd, stress_risk_from_overlaps)
+from slrlib.book.ch16_stress import (
+    StressPGD,
+    break_even_gamma2,
+    correlated_directions,
+    optimal_lambda_correlated,
+    saddle_hessian_closed_form,
+    oracle_risk_correlated,
+    plane_minimiser,
+    start_on_manifold,
+    stress_monte_carlo_risk,
+    stress_pgd,
+    stress_risk_from_overlaps,
+)
 from slrlib.book.plots.stress import plot_stress_tests
 
 __all__ = [
@@ -154,10 +163,20 @@ def _pi(p1: float, L: int) -> tuple[float, ...]:
     return (p1,) + ((1.0 - p1) / (L - 1),) * (L - 1)
 
 
-def compute_stress_tests(cs: Sequence[float] = CS, gamma2s: Sequence[float] = GAMMA2S, rs: Sequence[float] = RS,
-                         p1s: Sequence[float] = P1S, *, d: int = 400, L: int = 10, runs: int = 30,
-                         n_steps: int = N_STEPS, log_every: int = LOG_EVERY, n_mc: int = 100_000,
-                         seed: int = 0) -> StressTests:
+def compute_stress_tests(
+    cs: Sequence[float] = CS,
+    gamma2s: Sequence[float] = GAMMA2S,
+    rs: Sequence[float] = RS,
+    p1s: Sequence[float] = P1S,
+    *,
+    d: int = 400,
+    L: int = 10,
+    runs: int = 30,
+    n_steps: int = N_STEPS,
+    log_every: int = LOG_EVERY,
+    n_mc: int = 100_000,
+    seed: int = 0,
+) -> StressTests:
     r"""The numbers of ``stress_tests`` (default sizes: about 25 s on two CPU cores).
 
     Parameters
@@ -180,7 +199,9 @@ def compute_stress_tests(cs: Sequence[float] = CS, gamma2s: Sequence[float] = GA
     StressTests
     """
     task = SLRTask(d=d, L=L)
-    star_key, init_key, r_key, pi_key = jax.random.split(jax.random.key(seed), 4)
+    star_key, init_key, r_key, pi_key = jax.random.split(
+        jax.random.key(seed), 4
+    )
     # ---- c
     cs = np.asarray(cs, dtype=float)
     stars = [correlated_directions(star_key, d, float(c)) for c in cs]
@@ -189,11 +210,43 @@ def compute_stress_tests(cs: Sequence[float] = CS, gamma2s: Sequence[float] = GA
     V0 = np.concatenate([s[1] for s in starts])
     KS = np.concatenate([np.broadcast_to(ks, (runs, d)) for ks, _ in stars])
     VS = np.concatenate([np.broadcast_to(vs, (runs, d)) for _, vs in stars])
-    res = stress_pgd(K0, V0, KS, VS, task, lam=LAM, alpha=ALPHA, n_steps=n_steps, log_every=log_every)
-    res_r = stress_pgd(K0, V0, KS, VS, task, lam=LAM, alpha=ALPHA, n_steps=n_steps, log_every=log_every, r=R_PGD)
-    plane = np.array([list(plane_minimiser(float(c), LAM, task)[:6]) for c in cs])
+    res = stress_pgd(
+        K0,
+        V0,
+        KS,
+        VS,
+        task,
+        lam=LAM,
+        alpha=ALPHA,
+        n_steps=n_steps,
+        log_every=log_every,
+    )
+    res_r = stress_pgd(
+        K0,
+        V0,
+        KS,
+        VS,
+        task,
+        lam=LAM,
+        alpha=ALPHA,
+        n_steps=n_steps,
+        log_every=log_every,
+        r=R_PGD,
+    )
+    plane = np.array(
+        [list(plane_minimiser(float(c), LAM, task)[:6]) for c in cs]
+    )
     swapped = (np.abs(res.eta[:, -1]) > SWAP_LEVEL).reshape(cs.size, runs)
-    oracle = np.array([float(stress_risk_from_overlaps(1.0, 1.0, c, c, c, LAM, task, c=float(c))) for c in cs])
+    oracle = np.array(
+        [
+            float(
+                stress_risk_from_overlaps(
+                    1.0, 1.0, c, c, c, LAM, task, c=float(c)
+                )
+            )
+            for c in cs
+        ]
+    )
     c_panel = CPanel(cs, res, res_r, plane, swapped, oracle, runs)
     # ---- gamma
     g2 = np.asarray(gamma2s, dtype=float)
@@ -201,36 +254,96 @@ def compute_stress_tests(cs: Sequence[float] = CS, gamma2s: Sequence[float] = GA
     for x in g2:
         t = task.replace(gamma=math.sqrt(x))
         lam_b, risk_b = optimal_lambda(t)
-        mu_minus = float(np.linalg.eigvalsh(saddle_hessian_closed_form(LAM, t))[0])
+        mu_minus = float(
+            np.linalg.eigvalsh(saddle_hessian_closed_form(LAM, t))[0]
+        )
         # the angle Hessian at the oracle is diag(-dR/dkappa, -dR/dnu) (ch16_dynamics.timescales_at_oracle)
-        d_kappa, d_nu = (float(g) for g in manifold_risk_grad(1.0, 1.0, LAM, t))
+        d_kappa, d_nu = (
+            float(g) for g in manifold_risk_grad(1.0, 1.0, LAM, t)
+        )
         times = [-1.0 / math.log(1.0 + ALPHA * g) for g in (d_kappa, d_nu)]
-        rows.append((float(oracle_risk(LAM, t)) / x, risk_b / x, lam_b, mu_minus, *times))
+        rows.append(
+            (
+                float(oracle_risk(LAM, t)) / x,
+                risk_b / x,
+                lam_b,
+                mu_minus,
+                *times,
+            )
+        )
     rows = np.array(rows)
     gamma_panel = GammaPanel(g2, *rows.T, break_even_gamma2(LAM, task))
     # ---- r
     k_star, v_star = task.oracle_directions(star_key)
     rs = np.asarray(rs, dtype=float)
-    closed = np.array([float(oracle_risk_correlated(LAM, task, float(r))) for r in rs])
-    mcs = [stress_monte_carlo_risk(k_star, v_star, k_star, v_star, LAM, task, jax.random.fold_in(r_key, i),
-                                   r=float(r), n_samples=n_mc, batch_size=min(n_mc, 50_000), reduced=True) for i, r in enumerate(rs)]
+    closed = np.array(
+        [float(oracle_risk_correlated(LAM, task, float(r))) for r in rs]
+    )
+    mcs = [
+        stress_monte_carlo_risk(
+            k_star,
+            v_star,
+            k_star,
+            v_star,
+            LAM,
+            task,
+            jax.random.fold_in(r_key, i),
+            r=float(r),
+            n_samples=n_mc,
+            batch_size=min(n_mc, 50_000),
+            reduced=True,
+        )
+        for i, r in enumerate(rs)
+    ]
     best = np.array([optimal_lambda_correlated(task, float(r)) for r in rs])
-    r_panel = RPanel(rs, closed, np.array([float(m.mean) for m in mcs]), np.array([float(m.stderr) for m in mcs]),
-                     best[:, 0], best[:, 1], n_mc)
+    r_panel = RPanel(
+        rs,
+        closed,
+        np.array([float(m.mean) for m in mcs]),
+        np.array([float(m.stderr) for m in mcs]),
+        best[:, 0],
+        best[:, 1],
+        n_mc,
+    )
     # ---- pi
     p1 = np.asarray(p1s, dtype=float)
     tasks = [task.replace(probs=_pi(float(p), L)) for p in p1]
-    mcp = [stress_monte_carlo_risk(k_star, v_star, k_star, v_star, LAM, t, jax.random.fold_in(pi_key, i),
-                                   n_samples=n_mc, batch_size=min(n_mc, 50_000), reduced=True) for i, t in enumerate(tasks)]
-    pi_panel = PiPanel(p1, np.array([float(m.mean) for m in mcp]), np.array([float(m.stderr) for m in mcp]),
-                       float(oracle_risk(LAM, task)), np.array([linear_risk(t) for t in tasks]), n_mc)
+    mcp = [
+        stress_monte_carlo_risk(
+            k_star,
+            v_star,
+            k_star,
+            v_star,
+            LAM,
+            t,
+            jax.random.fold_in(pi_key, i),
+            n_samples=n_mc,
+            batch_size=min(n_mc, 50_000),
+            reduced=True,
+        )
+        for i, t in enumerate(tasks)
+    ]
+    pi_panel = PiPanel(
+        p1,
+        np.array([float(m.mean) for m in mcp]),
+        np.array([float(m.stderr) for m in mcp]),
+        float(oracle_risk(LAM, task)),
+        np.array([linear_risk(t) for t in tasks]),
+        n_mc,
+    )
     return StressTests(c_panel, gamma_panel, r_panel, pi_panel, task, LAM)
 
 
 def stress_tests_table(data: StressTests) -> dict[str, np.ndarray]:
     """Long format: one row per (panel, series, x) with the plotted value ``y`` and its standard error ``y_se``
     (0 for closed forms and PGD medians)."""
-    cols: dict[str, list] = {"panel": [], "series": [], "x": [], "y": [], "y_se": []}
+    cols: dict[str, list] = {
+        "panel": [],
+        "series": [],
+        "x": [],
+        "y": [],
+        "y_se": [],
+    }
 
     def add(panel, series, x, y, se=None):
         x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
@@ -238,13 +351,22 @@ def stress_tests_table(data: StressTests) -> dict[str, np.ndarray]:
         cols["series"] += [series] * x.size
         cols["x"] += list(x)
         cols["y"] += list(y)
-        cols["y_se"] += list(np.zeros(x.size) if se is None else np.asarray(se, dtype=float))
+        cols["y_se"] += list(
+            np.zeros(x.size) if se is None else np.asarray(se, dtype=float)
+        )
 
     c = data.c
     m, R = c.cs.size, c.runs
     for j, name in enumerate(("kappa", "nu", "theta", "eta", "rho")):
         final = np.abs(getattr(c.pgd, name)[:, -1]).reshape(m, R)
-        med = np.array([np.median(final[i][~c.swapped[i]]) if np.any(~c.swapped[i]) else np.nan for i in range(m)])
+        med = np.array(
+            [
+                np.median(final[i][~c.swapped[i]])
+                if np.any(~c.swapped[i])
+                else np.nan
+                for i in range(m)
+            ]
+        )
         add("c", f"pgd_{name}", c.cs, med)
         add("c", f"plane_{name}", c.cs, np.abs(c.plane[:, j]))
     add("c", "swapped_fraction", c.cs, c.swapped.mean(axis=1))
@@ -271,5 +393,14 @@ def stress_tests_table(data: StressTests) -> dict[str, np.ndarray]:
     }
 
 
-register(FigureSpec("stress_tests", "Stress tests of the assumptions: <k*, v*> = c, gamma^2, correlated noise tokens, "
-                    "non-uniform position", 16, compute_stress_tests, plot_stress_tests, stress_tests_table))
+register(
+    FigureSpec(
+        "stress_tests",
+        "Stress tests of the assumptions: <k*, v*> = c, gamma^2, correlated noise tokens, "
+        "non-uniform position",
+        16,
+        compute_stress_tests,
+        plot_stress_tests,
+        stress_tests_table,
+    )
+)

@@ -52,16 +52,37 @@ def attention_weights(x, j0: int, k, lams) -> Figure:
     for col, lam in enumerate(lams):
         w_erf = np.asarray(erf_weights(x, k, lam))
         w_soft = np.asarray(softmax_weights(x, k, lam))
-        _bars(axes[0, col], w_erf, j0, (-1.05, 1.05), "erf weight" if col == 0 else "")
-        axes[0, col].set_title(rf"$\lambda = {lam:g}$" "\n" rf"$\lambda\sqrt{{d}} = {lam * np.sqrt(x.shape[-1]):.3g}$")
-        _bars(axes[1, col], w_soft, j0, (0.0, 1.05), "softmax weight" if col == 0 else "")
+        _bars(
+            axes[0, col],
+            w_erf,
+            j0,
+            (-1.05, 1.05),
+            "erf weight" if col == 0 else "",
+        )
+        axes[0, col].set_title(
+            rf"$\lambda = {lam:g}$"
+            "\n"
+            rf"$\lambda\sqrt{{d}} = {lam * np.sqrt(x.shape[-1]):.3g}$"
+        )
+        _bars(
+            axes[1, col],
+            w_soft,
+            j0,
+            (0.0, 1.05),
+            "softmax weight" if col == 0 else "",
+        )
         axes[1, col].set_xlabel(r"position $\ell$")
-    handles = [Patch(color=_RELEVANT, label=r"relevant position $J_0$"), Patch(color=_OTHER, label="other positions")]
+    handles = [
+        Patch(color=_RELEVANT, label=r"relevant position $J_0$"),
+        Patch(color=_OTHER, label="other positions"),
+    ]
     fig.legend(handles=handles, loc="outside lower center", ncol=2)
     return fig
 
 
-def weights_and_risk(x, j0: int, k, lam: float, task: SLRTask, lam_grid) -> Figure:
+def weights_and_risk(
+    x, j0: int, k, lam: float, task: SLRTask, lam_grid
+) -> Figure:
     r"""One frame of the λ slider: the two kinds of weights of one sequence at ``lam`` (left)
     and the closed-form risk :math:`\mathcal R_\lambda(k^\star, v^\star)` of the erf predictor
     against :math:`\lambda` with ``lam`` marked (right). Closed forms only.
@@ -72,12 +93,30 @@ def weights_and_risk(x, j0: int, k, lam: float, task: SLRTask, lam_grid) -> Figu
     w_erf = np.asarray(erf_weights(x, k, lam))
     w_soft = np.asarray(softmax_weights(x, k, lam))
     fig = new_figure(layout=None, figsize=(COLUMN_WIDTH_IN, 4.0))
-    fig.subplots_adjust(left=0.1, right=0.98, bottom=0.3, top=0.88, wspace=0.35)
+    fig.subplots_adjust(
+        left=0.1, right=0.98, bottom=0.3, top=0.88, wspace=0.35
+    )
     ax_w, ax_r = fig.subplots(1, 2)
     pos = np.arange(1, L + 1)
     edge = [_RELEVANT if ell == j0 else "none" for ell in range(L)]
-    ax_w.bar(pos - 0.2, w_erf, width=0.4, color=COLORS["attention"], edgecolor=edge, lw=2, label="erf weight (3)")
-    ax_w.bar(pos + 0.2, w_soft, width=0.4, color=COLORS["softmax"], edgecolor=edge, lw=2, label="softmax weight (2)")
+    ax_w.bar(
+        pos - 0.2,
+        w_erf,
+        width=0.4,
+        color=COLORS["attention"],
+        edgecolor=edge,
+        lw=2,
+        label="erf weight (3)",
+    )
+    ax_w.bar(
+        pos + 0.2,
+        w_soft,
+        width=0.4,
+        color=COLORS["softmax"],
+        edgecolor=edge,
+        lw=2,
+        label="softmax weight (2)",
+    )
     ax_w.axhline(0.0, color="black", lw=0.6)
     ax_w.set_ylim(-1.05, 1.05)
     ax_w.set_xticks(_position_ticks(L))
@@ -85,17 +124,36 @@ def weights_and_risk(x, j0: int, k, lam: float, task: SLRTask, lam_grid) -> Figu
     ax_w.set_ylabel("weight")
     fig.suptitle(
         rf"$\lambda = {lam:.3g}$:   $\lambda\sqrt{{d}} = {lam * np.sqrt(task.d):.3g}$,   "
-        rf"$\lambda\sqrt{{L}} = {lam * np.sqrt(task.L):.3g}$   ($d = {task.d}$, $L = {task.L}$)")
+        rf"$\lambda\sqrt{{L}} = {lam * np.sqrt(task.L):.3g}$   ($d = {task.d}$, $L = {task.L}$)"
+    )
 
     risk = np.asarray(oracle_risk(lam_grid, task))
-    ax_r.loglog(lam_grid, risk, color=COLORS["attention"], label="erf risk (Theorem 1)")
-    ax_r.plot([lam], [float(oracle_risk(lam, task))], "o", color=COLORS["attention"])
-    ax_r.axhline(null_risk(task), color=COLORS["null"], ls="--", lw=1, label="null risk")
+    ax_r.loglog(
+        lam_grid, risk, color=COLORS["attention"], label="erf risk (Theorem 1)"
+    )
+    ax_r.plot(
+        [lam], [float(oracle_risk(lam, task))], "o", color=COLORS["attention"]
+    )
+    ax_r.axhline(
+        null_risk(task), color=COLORS["null"], ls="--", lw=1, label="null risk"
+    )
     if task.eps > 0:
-        ax_r.axhline(task.eps**2, color=COLORS["bound"], ls=":", lw=1, label=r"$\varepsilon^2$")
+        ax_r.axhline(
+            task.eps**2,
+            color=COLORS["bound"],
+            ls=":",
+            lw=1,
+            label=r"$\varepsilon^2$",
+        )
     ax_r.set_xlabel(r"$\lambda$")
     ax_r.set_ylabel(r"risk at $(k^\star, v^\star)$")
-    fig.legend(loc="lower center", ncol=3, frameon=False, handlelength=1.5, columnspacing=1.2)
+    fig.legend(
+        loc="lower center",
+        ncol=3,
+        frameon=False,
+        handlelength=1.5,
+        columnspacing=1.2,
+    )
     return fig
 
 
@@ -118,22 +176,52 @@ def risk_vs_lambda(
     lam_curve = np.asarray(lam_curve, dtype=float)
     fig = new_figure(figsize=(COLUMN_WIDTH_IN, 4.6))
     ax = fig.subplots()
-    ax.plot(lam_curve, np.asarray(oracle_risk(lam_curve, task)), color=COLORS["attention"], lw=1.5,
-            label="erf (3), closed form")
-    ax.errorbar(lams, erf_est.mean, yerr=2 * erf_est.stderr, fmt="o", color=COLORS["attention"],
-                mfc="white", label="erf (3), Monte Carlo")
-    ax.errorbar(lams, softmax_est.mean, yerr=2 * softmax_est.stderr, fmt="s-", color=COLORS["softmax"],
-                mfc="white", lw=1, label="softmax (2), Monte Carlo")
+    ax.plot(
+        lam_curve,
+        np.asarray(oracle_risk(lam_curve, task)),
+        color=COLORS["attention"],
+        lw=1.5,
+        label="erf (3), closed form",
+    )
+    ax.errorbar(
+        lams,
+        erf_est.mean,
+        yerr=2 * erf_est.stderr,
+        fmt="o",
+        color=COLORS["attention"],
+        mfc="white",
+        label="erf (3), Monte Carlo",
+    )
+    ax.errorbar(
+        lams,
+        softmax_est.mean,
+        yerr=2 * softmax_est.stderr,
+        fmt="s-",
+        color=COLORS["softmax"],
+        mfc="white",
+        lw=1,
+        label="softmax (2), Monte Carlo",
+    )
     m = float(np.ravel(hard_est.mean)[0])
     s = float(np.ravel(hard_est.stderr)[0])
     ax.axhspan(m - 2 * s, m + 2 * s, color=COLORS["oracle"], alpha=0.4)
-    ax.axhline(m, color=COLORS["oracle"], lw=1.5, label="hard oracle (1), Monte Carlo")
-    ax.axhline(null_risk(task), color=COLORS["null"], ls="--", lw=1, label=r"null, $\gamma^2 + \varepsilon^2$")
+    ax.axhline(
+        m, color=COLORS["oracle"], lw=1.5, label="hard oracle (1), Monte Carlo"
+    )
+    ax.axhline(
+        null_risk(task),
+        color=COLORS["null"],
+        ls="--",
+        lw=1,
+        label=r"null, $\gamma^2 + \varepsilon^2$",
+    )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel(r"inverse temperature $\lambda$")
     ax.set_ylabel(r"risk at $(k^\star, v^\star)$")
-    ax.set_title(rf"$d = {task.d}$, $L = {task.L}$, $\gamma^2 = {task.gamma**2:.3g}$, "
-                 rf"$\varepsilon = {task.eps:g}$; bars: $\pm 2$ s.e.")
+    ax.set_title(
+        rf"$d = {task.d}$, $L = {task.L}$, $\gamma^2 = {task.gamma**2:.3g}$, "
+        rf"$\varepsilon = {task.eps:g}$; bars: $\pm 2$ s.e."
+    )
     fig.legend(loc="outside lower center", ncol=2)
     return fig

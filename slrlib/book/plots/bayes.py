@@ -18,7 +18,11 @@ import matplotlib.pyplot as plt
 import matplotlib.ticker
 import numpy as np
 
-from slrlib.book.ch04_bayes import ReliabilityTable, hard_oracle_risk, oracle_excess_terms
+from slrlib.book.ch04_bayes import (
+    ReliabilityTable,
+    hard_oracle_risk,
+    oracle_excess_terms,
+)
 from slrlib.plots.style import COLORS, COLUMN_WIDTH_IN
 from slrlib.core.task import SLRTask
 
@@ -43,11 +47,32 @@ def plot_reliability(table: ReliabilityTable, title: str | None = None):
     the mean of :math:`\max_\ell p_\ell`, per bin, with two binomial standard errors; the diagonal is
     perfect calibration. A bar chart below gives the number of samples per bin."""
     ok = table.count > 0
-    fig, (ax, axc) = _figure((5.6, 5.0), 2, 1, sharex=True, layout="constrained",
-                             gridspec_kw={"height_ratios": [3, 1]})
-    ax.plot([0, 1], [0, 1], color=COLORS["bound"], lw=0.8, ls="--", label="calibrated")
-    ax.errorbar(table.confidence[ok], table.accuracy[ok], yerr=2 * table.stderr[ok], fmt="o", ms=5,
-                color=COLORS["bayes"], capsize=3, label=r"Bayes posterior, $\pm 2$ s.e.")
+    fig, (ax, axc) = _figure(
+        (5.6, 5.0),
+        2,
+        1,
+        sharex=True,
+        layout="constrained",
+        gridspec_kw={"height_ratios": [3, 1]},
+    )
+    ax.plot(
+        [0, 1],
+        [0, 1],
+        color=COLORS["bound"],
+        lw=0.8,
+        ls="--",
+        label="calibrated",
+    )
+    ax.errorbar(
+        table.confidence[ok],
+        table.accuracy[ok],
+        yerr=2 * table.stderr[ok],
+        fmt="o",
+        ms=5,
+        color=COLORS["bayes"],
+        capsize=3,
+        label=r"Bayes posterior, $\pm 2$ s.e.",
+    )
     lo = float(np.nanmin(table.lower[ok]))
     ax.set_xlim(lo - 0.02, 1.01)
     ax.set_ylim(lo - 0.05, 1.02)
@@ -57,7 +82,9 @@ def plot_reliability(table: ReliabilityTable, title: str | None = None):
         ax.set_title(title)
     centres = 0.5 * (table.lower + table.upper)
     widths = 0.9 * (table.upper - table.lower)
-    axc.bar(centres, table.count, width=widths, color=COLORS["bayes"], alpha=0.5)
+    axc.bar(
+        centres, table.count, width=widths, color=COLORS["bayes"], alpha=0.5
+    )
     axc.set_yscale("log")
     axc.yaxis.set_major_locator(matplotlib.ticker.LogLocator(numticks=3))
     axc.set_ylabel("samples")
@@ -78,20 +105,33 @@ def plot_corollary2_scalings(d, curves):
     fig, ax = _figure((COLUMN_WIDTH_IN, 5.4), layout="constrained")
     cmap = matplotlib.colormaps["tab10"]
     for i, (label, excess, holds) in enumerate(curves):
-        ax.plot(d, np.asarray(excess), ls="-" if holds else "--", lw=2 if holds else 1.5,
-                marker="o" if holds else None, ms=3, color=cmap(i),
-                label=("✓ " if holds else "✗ ") + label)
+        ax.plot(
+            d,
+            np.asarray(excess),
+            ls="-" if holds else "--",
+            lw=2 if holds else 1.5,
+            marker="o" if holds else None,
+            ms=3,
+            color=cmap(i),
+            label=("✓ " if holds else "✗ ") + label,
+        )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("token dimension $d$")
-    ax.set_ylabel(r"excess risk $\mathcal{R}_\lambda(k^\star, v^\star) - \varepsilon^2$")
-    ax.set_title(r"Corollary 2: $\lambda\sqrt{d}\to\infty$ and $\lambda\sqrt{L}\to 0$ (✓) or not (✗)")
+    ax.set_ylabel(
+        r"excess risk $\mathcal{R}_\lambda(k^\star, v^\star) - \varepsilon^2$"
+    )
+    ax.set_title(
+        r"Corollary 2: $\lambda\sqrt{d}\to\infty$ and $\lambda\sqrt{L}\to 0$ (✓) or not (✗)"
+    )
     fig.legend(loc="outside lower center", ncol=1, frameon=False)
     ax.grid(True, which="major", alpha=0.3)
     return fig
 
 
-def plot_optimal_lambda(d, lam_star, excess_star, lam_asym=None, excess_asym=None, L=None):
+def plot_optimal_lambda(
+    d, lam_star, excess_star, lam_asym=None, excess_asym=None, L=None
+):
     r"""The best inverse temperature :math:`\lambda^\star(d)` and the oracle excess risk there, against :math:`d`.
 
     Left: :math:`\lambda^\star` with the Corollary 2 boundaries :math:`1/\sqrt d` (below it the relevant
@@ -100,12 +140,34 @@ def plot_optimal_lambda(d, lam_star, excess_star, lam_asym=None, excess_asym=Non
     """
     d = np.asarray(d, dtype=float)
     fig, (a1, a2) = _figure((COLUMN_WIDTH_IN, 3.8), 1, 2, layout="constrained")
-    a1.plot(d, lam_star, "o-", ms=3, color=COLORS["attention"], label="exact minimiser")
+    a1.plot(
+        d,
+        lam_star,
+        "o-",
+        ms=3,
+        color=COLORS["attention"],
+        label="exact minimiser",
+    )
     if lam_asym is not None:
-        a1.plot(d, lam_asym, ":", lw=2, color=COLORS["bound"], label="asymptotic")
-    a1.plot(d, 1 / np.sqrt(d), "--", lw=1, color=COLORS["null"], label=r"$1/\sqrt{d}$")
+        a1.plot(
+            d, lam_asym, ":", lw=2, color=COLORS["bound"], label="asymptotic"
+        )
+    a1.plot(
+        d,
+        1 / np.sqrt(d),
+        "--",
+        lw=1,
+        color=COLORS["null"],
+        label=r"$1/\sqrt{d}$",
+    )
     if L is not None:
-        a1.axhline(1 / math.sqrt(L), ls="-.", lw=1, color=COLORS["linear"], label=rf"$1/\sqrt{{L}}$, $L = {L}$")
+        a1.axhline(
+            1 / math.sqrt(L),
+            ls="-.",
+            lw=1,
+            color=COLORS["linear"],
+            label=rf"$1/\sqrt{{L}}$, $L = {L}$",
+        )
     a1.set_ylabel(r"best inverse temperature $\lambda^\star$")
     a2.plot(d, excess_star, "o-", ms=3, color=COLORS["attention"])
     if excess_asym is not None:
@@ -117,12 +179,27 @@ def plot_optimal_lambda(d, lam_star, excess_star, lam_asym=None, excess_asym=Non
         ax.xaxis.set_major_locator(matplotlib.ticker.LogLocator(numticks=4))
         ax.set_xlabel("token dimension $d$")
         ax.grid(True, which="major", alpha=0.3)
-    fig.legend(loc="outside lower center", ncol=4, frameon=False, handlelength=1.6, columnspacing=1.2)
+    fig.legend(
+        loc="outside lower center",
+        ncol=4,
+        frameon=False,
+        handlelength=1.6,
+        columnspacing=1.2,
+    )
     return fig
 
 
-def plot_bayes_vs_attention(d_curve, attention_excess, hard_excess, d_mc, bayes_mean, bayes_stderr,
-                            eps: float, null_excess: float, fit=None):
+def plot_bayes_vs_attention(
+    d_curve,
+    attention_excess,
+    hard_excess,
+    d_mc,
+    bayes_mean,
+    bayes_stderr,
+    eps: float,
+    null_excess: float,
+    fit=None,
+):
     r"""The Bayes risk beside the oracle attention predictor's, as :math:`d` grows.
 
     Left: risks (log scale) with the lower bound :math:`\varepsilon^2` of eq. (8): the attention
@@ -138,12 +215,44 @@ def plot_bayes_vs_attention(d_curve, attention_excess, hard_excess, d_mc, bayes_
     bm, bs = np.asarray(bayes_mean), np.asarray(bayes_stderr)
     e2 = eps**2
     fig, (a1, a2) = _figure((COLUMN_WIDTH_IN, 4.8), 1, 2, layout="constrained")
-    a1.plot(d_curve, att + e2, color=COLORS["attention"], lw=2, label=r"erf attention, best $\lambda$")
-    a1.plot(d_curve, hard + e2, color=COLORS["oracle"], lw=1.5, label="hard oracle (1)")
-    a1.errorbar(d_mc, bm + e2, yerr=2 * bs, fmt="o", ms=4, color=COLORS["bayes"], capsize=2,
-                label=r"Bayes predictor, Monte Carlo $\pm 2$ s.e.")
-    a1.axhline(e2, color=COLORS["bound"], ls="--", lw=1, label=r"lower bound $\varepsilon^2$, eq. (8)")
-    a1.axhline(null_excess + e2, color=COLORS["null"], ls=":", lw=1, label=r"null, $\gamma^2+\varepsilon^2$")
+    a1.plot(
+        d_curve,
+        att + e2,
+        color=COLORS["attention"],
+        lw=2,
+        label=r"erf attention, best $\lambda$",
+    )
+    a1.plot(
+        d_curve,
+        hard + e2,
+        color=COLORS["oracle"],
+        lw=1.5,
+        label="hard oracle (1)",
+    )
+    a1.errorbar(
+        d_mc,
+        bm + e2,
+        yerr=2 * bs,
+        fmt="o",
+        ms=4,
+        color=COLORS["bayes"],
+        capsize=2,
+        label=r"Bayes predictor, Monte Carlo $\pm 2$ s.e.",
+    )
+    a1.axhline(
+        e2,
+        color=COLORS["bound"],
+        ls="--",
+        lw=1,
+        label=r"lower bound $\varepsilon^2$, eq. (8)",
+    )
+    a1.axhline(
+        null_excess + e2,
+        color=COLORS["null"],
+        ls=":",
+        lw=1,
+        label=r"null, $\gamma^2+\varepsilon^2$",
+    )
     a1.set_yscale("log")
     a1.set_xscale("log")
     a1.set_ylabel("risk")
@@ -151,14 +260,32 @@ def plot_bayes_vs_attention(d_curve, attention_excess, hard_excess, d_mc, bayes_
     a1.set_ylim(0.5 * e2, 2 * (null_excess + e2))
     a1.yaxis.set_major_locator(matplotlib.ticker.LogLocator(numticks=4))
     a2.plot(d_curve, att, color=COLORS["attention"], lw=2)
-    a2.plot(d_curve, np.where(hard > 0, hard, np.nan), color=COLORS["oracle"], lw=1.5)
+    a2.plot(
+        d_curve,
+        np.where(hard > 0, hard, np.nan),
+        color=COLORS["oracle"],
+        lw=1.5,
+    )
     pos = bm > 0
-    a2.errorbar(d_mc[pos], bm[pos], yerr=np.minimum(2 * bs[pos], 0.999 * bm[pos]), fmt="o", ms=4,
-                color=COLORS["bayes"], capsize=2)
+    a2.errorbar(
+        d_mc[pos],
+        bm[pos],
+        yerr=np.minimum(2 * bs[pos], 0.999 * bm[pos]),
+        fmt="o",
+        ms=4,
+        color=COLORS["bayes"],
+        capsize=2,
+    )
     if fit is not None:
         slope, intercept = fit
-        a2.plot(d_curve, np.exp(intercept + slope * d_curve), ":", color=COLORS["bayes"], lw=1.5,
-                label=f"fit $e^{{{intercept:.2f} {slope:+.3f}\\,d}}$, extrapolated")
+        a2.plot(
+            d_curve,
+            np.exp(intercept + slope * d_curve),
+            ":",
+            color=COLORS["bayes"],
+            lw=1.5,
+            label=f"fit $e^{{{intercept:.2f} {slope:+.3f}\\,d}}$, extrapolated",
+        )
     a2.set_yscale("log")
     a2.set_ylabel(r"excess risk over $\varepsilon^2$")
     a2.set_title(r"(b) excess, linear $d$")
@@ -172,7 +299,9 @@ def plot_bayes_vs_attention(d_curve, attention_excess, hard_excess, d_mc, bayes_
     return fig
 
 
-_PLAIN_LOG = matplotlib.ticker.FuncFormatter(lambda x, _: f"1e{round(math.log10(x)):d}" if x > 0 else "0")
+_PLAIN_LOG = matplotlib.ticker.FuncFormatter(
+    lambda x, _: f"1e{round(math.log10(x)):d}" if x > 0 else "0"
+)
 _D_GRID = np.unique(np.round(np.geomspace(10, 1e6, 61)))
 _LAM_GRID = np.geomspace(1e-5, 10, 400)
 
@@ -182,7 +311,12 @@ def _references(L: int, gamma: float):
     """Best-λ envelope and hard-oracle excess over the slider's d grid (cached per L, γ)."""
     terms = oracle_excess_terms(_LAM_GRID[:, None], _D_GRID[None, :], L, gamma)
     envelope = np.min(np.asarray(terms.relevant + terms.noise), axis=0)
-    hard = np.array([hard_oracle_risk(SLRTask(d=int(d), L=L, gamma=gamma)) for d in _D_GRID])
+    hard = np.array(
+        [
+            hard_oracle_risk(SLRTask(d=int(d), L=L, gamma=gamma))
+            for d in _D_GRID
+        ]
+    )
     return envelope, hard
 
 
@@ -203,16 +337,54 @@ def plot_excess_vs_d(lam: float, L: int, gamma: float = math.sqrt(0.5)):
     fig, ax = _figure((COLUMN_WIDTH_IN, 4.6))
     fig.subplots_adjust(left=0.13, right=0.97, bottom=0.3, top=0.87)
     # Plain-text labels and tick labels (no mathtext): a frame renders several times faster.
-    ax.plot(d, rel + noi, color=COLORS["attention"], lw=2.5, label=f"excess risk at λ = {lam:g}")
-    ax.plot(d, np.maximum(rel, floor / 10), color=COLORS["oracle"], lw=1, ls="-.", label="relevant-token term")
-    ax.plot(d, noi, color=COLORS["softmax"], lw=1, ls="--", label="noise term (L−1) ζ(0, λ)")
-    ax.plot(d, envelope, color=COLORS["bound"], lw=1.2, ls=":", label="best λ for each d")
-    ax.plot(d, np.where(hard > 0, hard, np.nan), color=COLORS["bayes"], lw=1.5,
-            label="hard oracle (≥ Bayes excess)")
+    ax.plot(
+        d,
+        rel + noi,
+        color=COLORS["attention"],
+        lw=2.5,
+        label=f"excess risk at λ = {lam:g}",
+    )
+    ax.plot(
+        d,
+        np.maximum(rel, floor / 10),
+        color=COLORS["oracle"],
+        lw=1,
+        ls="-.",
+        label="relevant-token term",
+    )
+    ax.plot(
+        d,
+        noi,
+        color=COLORS["softmax"],
+        lw=1,
+        ls="--",
+        label="noise term (L−1) ζ(0, λ)",
+    )
+    ax.plot(
+        d,
+        envelope,
+        color=COLORS["bound"],
+        lw=1.2,
+        ls=":",
+        label="best λ for each d",
+    )
+    ax.plot(
+        d,
+        np.where(hard > 0, hard, np.nan),
+        color=COLORS["bayes"],
+        lw=1.5,
+        label="hard oracle (≥ Bayes excess)",
+    )
     d_sat = 1.0 / lam**2
     if d[0] <= d_sat <= d[-1]:
         ax.axvline(d_sat, color=COLORS["null"], lw=0.8)
-        ax.text(d_sat * 1.1, 2.5 * max(L, 1), "λ√d = 1", color=COLORS["null"], va="top")
+        ax.text(
+            d_sat * 1.1,
+            2.5 * max(L, 1),
+            "λ√d = 1",
+            color=COLORS["null"],
+            va="top",
+        )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_ylim(floor, 5 * max(L, 1))
@@ -222,7 +394,15 @@ def plot_excess_vs_d(lam: float, L: int, gamma: float = math.sqrt(0.5)):
     ax.yaxis.set_major_locator(matplotlib.ticker.LogLocator(numticks=5))
     ax.set_xlabel("token dimension d")
     ax.set_ylabel("excess risk over ε²")
-    ax.set_title(f"L = {L}, λ = {lam:g}:   λ√L = {lam * math.sqrt(L):.3g}\n"
-                 f"noise floor (L−1) ζ(0, λ) = {float(noi[0]):.2e}")
-    fig.legend(loc="lower center", ncol=2, frameon=False, handlelength=1.8, columnspacing=1.2)
+    ax.set_title(
+        f"L = {L}, λ = {lam:g}:   λ√L = {lam * math.sqrt(L):.3g}\n"
+        f"noise floor (L−1) ζ(0, λ) = {float(noi[0]):.2e}"
+    )
+    fig.legend(
+        loc="lower center",
+        ncol=2,
+        frameon=False,
+        handlelength=1.8,
+        columnspacing=1.2,
+    )
     return fig

@@ -10,7 +10,9 @@ from slrlib.plots.style import COLORS, new_figure
 __all__ = ["plot_ideal_risk"]
 
 
-def plot_ideal_risk(curves: IdealCurves, marks: dict | None = None, lines: dict | None = None):
+def plot_ideal_risk(
+    curves: IdealCurves, marks: dict | None = None, lines: dict | None = None
+):
     r"""Excess risk against :math:`\lambda` of the ideal heads (one head per location, at the
     oracle directions) and of a single oracle head, median and range over task draws, with
     the null predictor. ``marks`` adds labelled points, ``{label: (lam, excess_risk)}``;
@@ -19,17 +21,45 @@ def plot_ideal_risk(curves: IdealCurves, marks: dict | None = None, lines: dict 
     lam = curves.lam
     fig = new_figure(figsize=(6.8, 4.4))
     ax = fig.subplots()
-    for values, color, label in ((curves.ideal, COLORS["attention"], "two heads at the oracle directions"),
-                                 (curves.one_head, COLORS["linear"], r"one head at $(k_1^\star, v_1^\star)$")):
+    for values, color, label in (
+        (
+            curves.ideal,
+            COLORS["attention"],
+            "two heads at the oracle directions",
+        ),
+        (
+            curves.one_head,
+            COLORS["linear"],
+            r"one head at $(k_1^\star, v_1^\star)$",
+        ),
+    ):
         ex = np.asarray(values) - curves.eps2
-        ax.fill_between(lam, ex.min(axis=0), ex.max(axis=0), color=color, alpha=0.25, lw=0)
+        ax.fill_between(
+            lam, ex.min(axis=0), ex.max(axis=0), color=color, alpha=0.25, lw=0
+        )
         ax.plot(lam, np.median(ex, axis=0), color=color, lw=1.8, label=label)
-    ax.axhline(curves.null - curves.eps2, color=COLORS["null"], ls=":", lw=1.2, label="null predictor")
+    ax.axhline(
+        curves.null - curves.eps2,
+        color=COLORS["null"],
+        ls=":",
+        lw=1.2,
+        label="null predictor",
+    )
     for i, (label, x) in enumerate((lines or {}).items()):
-        ax.axvline(x, color="black", lw=1.0, ls=("--", "-.", ":")[i % 3], label=label)
+        ax.axvline(
+            x, color="black", lw=1.0, ls=("--", "-.", ":")[i % 3], label=label
+        )
     markers = ("o", "s", "^", "D", "v")
     for i, (label, (x, y)) in enumerate((marks or {}).items()):
-        ax.plot(x, y, markers[i % len(markers)], color="black", mfc="white", ms=7, label=label)
+        ax.plot(
+            x,
+            y,
+            markers[i % len(markers)],
+            color="black",
+            mfc="white",
+            ms=7,
+            label=label,
+        )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel(r"inverse temperature $\lambda$")

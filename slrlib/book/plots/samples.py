@@ -20,7 +20,9 @@ _L_STYLES = ("-", "--", ":", "-.")
 
 def _band(ax, x, y, color, ls, label, floor=None):
     """Median over samples (axis 1) as a line with markers, the quartiles as a band."""
-    q25, med, q75 = np.quantile(np.asarray(y, dtype=float), [0.25, 0.5, 0.75], axis=1)
+    q25, med, q75 = np.quantile(
+        np.asarray(y, dtype=float), [0.25, 0.5, 0.75], axis=1
+    )
     if floor is not None:
         q25, med, q75 = (np.maximum(z, floor) for z in (q25, med, q75))
     ax.plot(x, med, color=color, ls=ls, marker="o", ms=3, lw=1.4, label=label)
@@ -32,13 +34,41 @@ def _style_handles(ds, Ls, level: float | None = None):
     are several), and the dotted level of :math:`n^\star` when ``level`` is given."""
     from matplotlib.lines import Line2D
 
-    handles = [Line2D([], [], color=_D_COLORS[i % len(_D_COLORS)], marker="o", ms=3, lw=1.4, label=f"$d = {d}$")
-               for i, d in enumerate(ds)]
+    handles = [
+        Line2D(
+            [],
+            [],
+            color=_D_COLORS[i % len(_D_COLORS)],
+            marker="o",
+            ms=3,
+            lw=1.4,
+            label=f"$d = {d}$",
+        )
+        for i, d in enumerate(ds)
+    ]
     if len(Ls) > 1:
-        handles += [Line2D([], [], color="0.3", ls=_L_STYLES[j % len(_L_STYLES)], lw=1.4, label=f"$L = {L}$")
-                    for j, L in enumerate(Ls)]
+        handles += [
+            Line2D(
+                [],
+                [],
+                color="0.3",
+                ls=_L_STYLES[j % len(_L_STYLES)],
+                lw=1.4,
+                label=f"$L = {L}$",
+            )
+            for j, L in enumerate(Ls)
+        ]
     if level is not None:
-        handles.append(Line2D([], [], color=COLORS["bound"], lw=0.8, ls=":", label=f"level {level:g}"))
+        handles.append(
+            Line2D(
+                [],
+                [],
+                color=COLORS["bound"],
+                lw=0.8,
+                ls=":",
+                label=f"level {level:g}",
+            )
+        )
     return handles
 
 
@@ -76,30 +106,65 @@ def plot_learning_curves(data: Any):
     at the ridge limit)."""
     fig = new_figure(figsize=(6.8, 6.6))
     (ax1, ax2), (ax3, ax4) = fig.subplots(2, 2)
-    handles = _erm_panels((ax1, ax2, ax3), data.erm, data.level,
-                          ("excess test risk", r"$\kappa = \langle \hat k, k^\star\rangle$ (sign fixed)",
-                           r"$\nu = \langle \hat v, v^\star\rangle$ (sign fixed)"))
+    handles = _erm_panels(
+        (ax1, ax2, ax3),
+        data.erm,
+        data.level,
+        (
+            "excess test risk",
+            r"$\kappa = \langle \hat k, k^\star\rangle$ (sign fixed)",
+            r"$\nu = \langle \hat v, v^\star\rangle$ (sign fixed)",
+        ),
+    )
     Ls = sorted({c.L for c in data.erm} | {p.L for p in data.linear})
     for p in data.linear:
         ls = _L_STYLES[Ls.index(p.L) % len(_L_STYLES)]
-        _band(ax4, p.ratios, p.ls_excess, COLORS["linear"], ls, "least squares" if p is data.linear[0] else None,
-              floor=1e-5)
-        _band(ax4, p.ratios, p.ridge_excess, COLORS["null"], ls,
-              rf"ridge, $\mu = {p.mu:g}$" if p is data.linear[0] else None, floor=1e-5)
-        ax4.axhline(max(p.ridge_limit_excess, 1e-5), color=COLORS["null"], lw=0.8, ls=ls)
+        _band(
+            ax4,
+            p.ratios,
+            p.ls_excess,
+            COLORS["linear"],
+            ls,
+            "least squares" if p is data.linear[0] else None,
+            floor=1e-5,
+        )
+        _band(
+            ax4,
+            p.ratios,
+            p.ridge_excess,
+            COLORS["null"],
+            ls,
+            rf"ridge, $\mu = {p.mu:g}$" if p is data.linear[0] else None,
+            floor=1e-5,
+        )
+        ax4.axhline(
+            max(p.ridge_limit_excess, 1e-5),
+            color=COLORS["null"],
+            lw=0.8,
+            ls=ls,
+        )
         ax4.axvline(p.L, color=COLORS["linear"], lw=0.6, ls=ls, alpha=0.5)
     ax4.set_xscale("log", base=2)
     ax4.set_yscale("log")
-    ax4.set_xlabel(f"$n/d$ ($d = {data.linear[0].d}$)" if data.linear else "$n/d$")
+    ax4.set_xlabel(
+        f"$n/d$ ($d = {data.linear[0].d}$)" if data.linear else "$n/d$"
+    )
     ax4.set_ylabel("linear: excess over Prop. 3")
     ax4.grid(alpha=0.3, which="both")
     ax4.legend(loc="upper right")
     for ax in (ax1, ax2, ax3, ax4):
         ax.xaxis.set_major_locator(_Log2Locator())
-    fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), handlelength=1.6,
-               columnspacing=1.0)
-    fig.suptitle(rf"ERM by PGD, $\lambda = {data.lam:g}$, {data.n_steps} steps, start on $\mathcal{{M}}$; "
-                 f"medians, quartiles over {data.n_samples} samples")
+    fig.legend(
+        handles=handles,
+        loc="outside lower center",
+        ncol=len(handles),
+        handlelength=1.6,
+        columnspacing=1.0,
+    )
+    fig.suptitle(
+        rf"ERM by PGD, $\lambda = {data.lam:g}$, {data.n_steps} steps, start on $\mathcal{{M}}$; "
+        f"medians, quartiles over {data.n_samples} samples"
+    )
     return fig
 
 
@@ -110,14 +175,25 @@ def plot_learning_curves_high_d(data: Any):
     place."""
     fig = new_figure(figsize=(6.8, 6.0))
     (ax1, ax2), (ax3, ax4) = fig.subplots(2, 2)
-    handles = _erm_panels((ax1, ax2, ax3), data.erm, data.level,
-                          ("excess test risk", r"$\kappa$ (sign fixed)", r"$\nu$ (sign fixed)"))
+    handles = _erm_panels(
+        (ax1, ax2, ax3),
+        data.erm,
+        data.level,
+        ("excess test risk", r"$\kappa$ (sign fixed)", r"$\nu$ (sign fixed)"),
+    )
     ax4.axis("off")
-    ax4.legend(handles=handles, loc="center", ncol=2, title=f"medians, quartiles\nover {data.n_samples} samples")
+    ax4.legend(
+        handles=handles,
+        loc="center",
+        ncol=2,
+        title=f"medians, quartiles\nover {data.n_samples} samples",
+    )
     for ax in (ax1, ax2, ax3):
         ax.xaxis.set_major_locator(_Log2Locator())
-    fig.suptitle(rf"ERM by Riemannian L-BFGS, $\lambda = {data.lam:g}$, {data.n_iter} iterations, start on "
-                 rf"$\mathcal{{M}}$")
+    fig.suptitle(
+        rf"ERM by Riemannian L-BFGS, $\lambda = {data.lam:g}$, {data.n_iter} iterations, start on "
+        rf"$\mathcal{{M}}$"
+    )
     return fig
 
 

@@ -16,7 +16,9 @@ def _band_or_line(ax, x, y, color, label, band=True, ls="-"):
     if band:
         median_band(ax, x, y, color, label)
     else:
-        ax.plot(x, np.median(y, axis=0), color=color, ls=ls, lw=1.5, label=label)
+        ax.plot(
+            x, np.median(y, axis=0), color=color, ls=ls, lw=1.5, label=label
+        )
 
 
 def plot_pgd_vs_sgd(data):
@@ -41,56 +43,151 @@ def plot_pgd_vs_sgd(data):
     axes = fig.subplots(2, 2).ravel()
 
     ax = axes[0]
-    _band_or_line(ax, steps, exp.excess_risk, SGD_COLOR, "stochastic, held-out")
-    _band_or_line(ax, steps, exp.population_excess_risk, "tab:cyan", "stochastic, exact", band=False, ls="--")
-    _band_or_line(ax, steps, np.asarray(p.risk) - cfg.eps**2, PGD_COLOR, "exact PGD", band=False, ls=":")
-    oracle = [float(oracle_risk(float(lam), cfg.task)) - cfg.eps**2 for lam in np.asarray(r.lam)]
-    ax.plot(steps, oracle, color="tab:red", lw=1, ls="-.", zorder=5, label=r"oracle at $\lambda_t$")
+    _band_or_line(
+        ax, steps, exp.excess_risk, SGD_COLOR, "stochastic, held-out"
+    )
+    _band_or_line(
+        ax,
+        steps,
+        exp.population_excess_risk,
+        "tab:cyan",
+        "stochastic, exact",
+        band=False,
+        ls="--",
+    )
+    _band_or_line(
+        ax,
+        steps,
+        np.asarray(p.risk) - cfg.eps**2,
+        PGD_COLOR,
+        "exact PGD",
+        band=False,
+        ls=":",
+    )
+    oracle = [
+        float(oracle_risk(float(lam), cfg.task)) - cfg.eps**2
+        for lam in np.asarray(r.lam)
+    ]
+    ax.plot(
+        steps,
+        oracle,
+        color="tab:red",
+        lw=1,
+        ls="-.",
+        zorder=5,
+        label=r"oracle at $\lambda_t$",
+    )
     ax.set_yscale("log")
     ax.set_ylabel(r"excess risk $\mathcal{R}_{\lambda_t} - \varepsilon^2$")
-    ax.legend(loc="upper right", handlelength=1.6, labelspacing=0.3, borderpad=0.3)
+    ax.legend(
+        loc="upper right", handlelength=1.6, labelspacing=0.3, borderpad=0.3
+    )
 
     ax = axes[1]
     tiny = 1e-16
-    for sym, x, y, color in ((r"\kappa", sq(r.kappa), np.asarray(p.kappa), "tab:blue"),
-                             (r"\nu", sq(r.nu), np.asarray(p.nu), "tab:orange")):
-        median_band(ax, steps, np.maximum(1 - np.abs(x), tiny), color, "$1-|" + sym + "_t|$")
-        ax.plot(steps, np.maximum(np.median(1 - np.abs(y), axis=0), tiny), color=color, ls=":", lw=1.5)
-        ax.plot(fl.steps, fl.predicted["one_minus_" + sym[1:]], color="black", lw=1.8)
+    for sym, x, y, color in (
+        (r"\kappa", sq(r.kappa), np.asarray(p.kappa), "tab:blue"),
+        (r"\nu", sq(r.nu), np.asarray(p.nu), "tab:orange"),
+    ):
+        median_band(
+            ax,
+            steps,
+            np.maximum(1 - np.abs(x), tiny),
+            color,
+            "$1-|" + sym + "_t|$",
+        )
+        ax.plot(
+            steps,
+            np.maximum(np.median(1 - np.abs(y), axis=0), tiny),
+            color=color,
+            ls=":",
+            lw=1.5,
+        )
+        ax.plot(
+            fl.steps,
+            fl.predicted["one_minus_" + sym[1:]],
+            color="black",
+            lw=1.8,
+        )
     ax.set_yscale("log")
     ax.set_ylim(1e-6, 1.5)
     ax.yaxis.set_major_locator(LogLocator(numticks=4))
     ax.set_ylabel("alignment gap")
     handles, labels = ax.get_legend_handles_labels()
-    handles += [Line2D([], [], color="0.3", lw=1.5, ls=":"), Line2D([], [], color="black", lw=1.8)]
+    handles += [
+        Line2D([], [], color="0.3", lw=1.5, ls=":"),
+        Line2D([], [], color="black", lw=1.8),
+    ]
     labels += ["exact PGD", "predicted"]
-    ax.legend(handles, labels, loc="lower left", bbox_to_anchor=(-0.03, 1.0), ncols=2, handlelength=1.4,
-              columnspacing=0.8, labelspacing=0.3, frameon=False, borderaxespad=0.1)
+    ax.legend(
+        handles,
+        labels,
+        loc="lower left",
+        bbox_to_anchor=(-0.03, 1.0),
+        ncols=2,
+        handlelength=1.4,
+        columnspacing=0.8,
+        labelspacing=0.3,
+        frameon=False,
+        borderaxespad=0.1,
+    )
 
-    dist = np.sqrt(sq(r.theta) ** 2 + sq(r.eta) ** 2 + np.asarray(r.rho)[:, 0, :] ** 2)
+    dist = np.sqrt(
+        sq(r.theta) ** 2 + sq(r.eta) ** 2 + np.asarray(r.rho)[:, 0, :] ** 2
+    )
     for ax, low in ((axes[2], 1e-40), (axes[3], 1e-3)):
         median_band(ax, steps, dist, SGD_COLOR, "stochastic")
-        ax.plot(steps, np.sqrt(np.mean(dist**2, axis=0)), color=SGD_COLOR, ls="--", lw=1,
-                label="stochastic, rms")
-        median_band(ax, steps, np.maximum(np.asarray(p.distance), low / 10), PGD_COLOR, "exact PGD")
-        ax.plot(fl.steps, np.sqrt(fl.predicted["distance2"]), color="tab:red", lw=1.8, label="predicted (rms)")
+        ax.plot(
+            steps,
+            np.sqrt(np.mean(dist**2, axis=0)),
+            color=SGD_COLOR,
+            ls="--",
+            lw=1,
+            label="stochastic, rms",
+        )
+        median_band(
+            ax,
+            steps,
+            np.maximum(np.asarray(p.distance), low / 10),
+            PGD_COLOR,
+            "exact PGD",
+        )
+        ax.plot(
+            fl.steps,
+            np.sqrt(fl.predicted["distance2"]),
+            color="tab:red",
+            lw=1.8,
+            label="predicted (rms)",
+        )
         ax.set_yscale("log")
         ax.set_ylim(low, 3.0)
-        ax.set_ylabel(r"distance to $\mathcal{M}$" + (" (zoom)" if low > 1e-10 else ""))
+        ax.set_ylabel(
+            r"distance to $\mathcal{M}$" + (" (zoom)" if low > 1e-10 else "")
+        )
     axes[2].yaxis.set_major_locator(LogLocator(numticks=5))
-    axes[2].legend(loc="lower left", handlelength=1.6, labelspacing=0.3, borderpad=0.3)
+    axes[2].legend(
+        loc="lower left", handlelength=1.6, labelspacing=0.3, borderpad=0.3
+    )
 
     step_axes(axes)
     for ax in axes:
         ax.xaxis.set_major_locator(MaxNLocator(4, steps=[1, 2, 2.5, 5, 10]))
-    fig.suptitle(f"Stochastic (batch {cfg.batch_size}) against exact PGD, {cfg.n_runs} runs,\n"
-                 rf"$\lambda_t$ = {cfg.lam:g}/(1 + {cfg.decay:g} t), α = {cfg.alpha:g}")
+    fig.suptitle(
+        f"Stochastic (batch {cfg.batch_size}) against exact PGD, {cfg.n_runs} runs,\n"
+        rf"$\lambda_t$ = {cfg.lam:g}/(1 + {cfg.decay:g} t), α = {cfg.alpha:g}"
+    )
     return fig
 
 
 def _math_label(name: str) -> str:
     """'<g_k, v*>' as mathtext."""
-    return "$" + name.replace("<", r"\langle ").replace(">", r"\rangle").replace("*", r"^\star") + "$"
+    return (
+        "$"
+        + name.replace("<", r"\langle ")
+        .replace(">", r"\rangle")
+        .replace("*", r"^\star")
+        + "$"
+    )
 
 
 def plot_sampler_check(check):
@@ -115,5 +212,7 @@ def plot_sampler_check(check):
         ax.grid(alpha=0.3)
     fig.supxlabel("quantiles of the plain sampler")
     fig.supylabel("quantiles of the exact sampler")
-    fig.suptitle(f"{check.n_draws:,} draws per sampler, λ = {check.lam:g}, batch {check.batch_size}")
+    fig.suptitle(
+        f"{check.n_draws:,} draws per sampler, λ = {check.lam:g}, batch {check.batch_size}"
+    )
     return fig

@@ -13,15 +13,35 @@ import numpy as np
 
 from slrlib.plots.style import COLORS, median_band, new_figure, step_axes
 
-__all__ = ["SERIES_STYLE", "plot_beyond_softmax", "ARM_STYLE", "plot_softmax_training"]
+__all__ = [
+    "SERIES_STYLE",
+    "plot_beyond_softmax",
+    "ARM_STYLE",
+    "plot_softmax_training",
+]
 
 #: Label, colour, marker and line style of each series.
 SERIES_STYLE = {
     "bayes": ("Bayes (reduced MC)", COLORS["bayes"], "o", "-"),
-    "softmax": (r"softmax, best $\lambda$ (reduced MC)", COLORS["softmax"], "s", "-"),
-    "erf": (r"erf, best $\lambda$ (closed form)", COLORS["attention"], None, "-"),
+    "softmax": (
+        r"softmax, best $\lambda$ (reduced MC)",
+        COLORS["softmax"],
+        "s",
+        "-",
+    ),
+    "erf": (
+        r"erf, best $\lambda$ (closed form)",
+        COLORS["attention"],
+        None,
+        "-",
+    ),
     "linear": ("best linear (Prop. 3)", COLORS["linear"], None, "--"),
-    "hard_oracle": (r"hard oracle (softmax, $\lambda\to\infty$)", COLORS["oracle"], None, ":"),
+    "hard_oracle": (
+        r"hard oracle (softmax, $\lambda\to\infty$)",
+        COLORS["oracle"],
+        None,
+        ":",
+    ),
 }
 
 
@@ -32,28 +52,56 @@ def _draw_panel(ax, panel: Any) -> None:
     x = np.asarray(panel.x, dtype=float)
     for s, (label, color, marker, ls) in SERIES_STYLE.items():
         y = np.asarray(panel.excess[s], dtype=float)
-        y = np.where(y > 0, y, np.nan)  # an excess of 0 (underflow) has no place on a log scale
+        y = np.where(
+            y > 0, y, np.nan
+        )  # an excess of 0 (underflow) has no place on a log scale
         if marker is None:
             ax.plot(x, y, color=color, ls=ls, lw=1.6, label=label)
             continue
         se = np.asarray(panel.stderr[s], dtype=float)
         ok = np.asarray(panel.resolved[s], dtype=bool)
-        lower = np.minimum(se, 0.999 * y)  # keep the lower bar on the log scale
+        lower = np.minimum(
+            se, 0.999 * y
+        )  # keep the lower bar on the log scale
         ax.plot(x[ok], y[ok], color=color, ls=ls, lw=1.0, alpha=0.6)
-        ax.errorbar(x[ok], y[ok], yerr=[lower[ok], se[ok]], color=color, marker=marker, ls="none", ms=5,
-                    capsize=2, label=label)
+        ax.errorbar(
+            x[ok],
+            y[ok],
+            yerr=[lower[ok], se[ok]],
+            color=color,
+            marker=marker,
+            ls="none",
+            ms=5,
+            capsize=2,
+            label=label,
+        )
         if np.any(~ok):
-            ax.plot(x[~ok], y[~ok], color=color, marker=marker, ls="none", ms=5, mfc="white",
-                    label=f"{label.split(',')[0].split(' (')[0]}: unresolved")
+            ax.plot(
+                x[~ok],
+                y[~ok],
+                color=color,
+                marker=marker,
+                ls="none",
+                ms=5,
+                mfc="white",
+                label=f"{label.split(',')[0].split(' (')[0]}: unresolved",
+            )
     ax.set_xscale("log")
     ax.set_yscale("log")
     # the bottom of the scale: the smallest closed form or resolved estimate (unresolved points below it
     # are left out of view: they only say that the sample saw no confusion)
-    shown = [np.asarray(panel.excess[s], dtype=float)[np.asarray(panel.resolved[s], dtype=bool)] for s in SERIES_STYLE]
+    shown = [
+        np.asarray(panel.excess[s], dtype=float)[
+            np.asarray(panel.resolved[s], dtype=bool)
+        ]
+        for s in SERIES_STYLE
+    ]
     shown = np.concatenate(shown)
     shown = shown[shown > 0]
     if shown.size:
-        ax.set_ylim(max(_FLOOR, 0.2 * float(shown.min())), 3.0 * float(shown.max()))
+        ax.set_ylim(
+            max(_FLOOR, 0.2 * float(shown.min())), 3.0 * float(shown.max())
+        )
     ax.grid(alpha=0.3, which="both")
     ax.set_ylabel(r"excess risk $\mathcal{R} - \varepsilon^2$")
 
@@ -76,14 +124,27 @@ def plot_beyond_softmax(data: Any):
         ax.yaxis.set_major_locator(_LogTicks())
     handles, labels = ax1.get_legend_handles_labels()
     rank = [v[0] for v in SERIES_STYLE.values()]
-    order = sorted(range(len(labels)), key=lambda i: ("unresolved" in labels[i], rank.index(labels[i])
-                                                      if labels[i] in rank else i))  # SERIES_STYLE's order
-    fig.legend([handles[i] for i in order], [labels[i] for i in order], loc="outside lower center", ncol=2,
-               handlelength=1.8, columnspacing=1.0)
+    order = sorted(
+        range(len(labels)),
+        key=lambda i: (
+            "unresolved" in labels[i],
+            rank.index(labels[i]) if labels[i] in rank else i,
+        ),
+    )  # SERIES_STYLE's order
+    fig.legend(
+        [handles[i] for i in order],
+        [labels[i] for i in order],
+        loc="outside lower center",
+        ncol=2,
+        handlelength=1.8,
+        columnspacing=1.0,
+    )
     nb = max(int(np.max(p.n_bayes)) for p in (data.panel_d, data.panel_L))
     ns = max(int(np.max(p.n_softmax)) for p in (data.panel_d, data.panel_L))
-    fig.suptitle(rf"Each predictor at its best, $\gamma^2 = {data.gamma**2:.3g}$, $\varepsilon = 0$; up to"
-                 f"\n{nb:,} sequences per point (Bayes), {ns:,} (softmax)")
+    fig.suptitle(
+        rf"Each predictor at its best, $\gamma^2 = {data.gamma**2:.3g}$, $\varepsilon = 0$; up to"
+        f"\n{nb:,} sequences per point (Bayes), {ns:,} (softmax)"
+    )
     return fig
 
 
@@ -116,7 +177,13 @@ def plot_softmax_training(data: Any):
         sign = np.sign(arm.nu[:, -1:]) if arm.attention == "erf" else 1.0
         median_band(axes[0], arm.steps, sign * arm.kappa, color, label)
         median_band(axes[1], arm.steps, sign * arm.nu, color, label)
-        median_band(axes[2], arm.steps, np.maximum(arm.heldout - eps2, 1e-6), color, label)
+        median_band(
+            axes[2],
+            arm.steps,
+            np.maximum(arm.heldout - eps2, 1e-6),
+            color,
+            label,
+        )
     axes[0].set_ylabel(r"$\kappa = \langle k_t, k^\star\rangle$")
     axes[1].set_ylabel(r"$\nu = \langle v_t, v^\star\rangle$")
     axes[2].set_ylabel(r"held-out risk $-\ \varepsilon^2$")
@@ -130,8 +197,14 @@ def plot_softmax_training(data: Any):
         ax.xaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
     runs = next(iter(data.arms.values())).kappa.shape[0]
     axes[3].axis("off")
-    axes[3].legend(*axes[0].get_legend_handles_labels(), loc="center",
-                   title=f"median of {runs} runs, 95 % band\n" + r"(erf: $\kappa, \nu$ times sign $\nu_T$)")
-    fig.suptitle(rf"Stochastic PGD from the sphere, $d = {data.task.d}$, $L = {data.task.L}$, "
-                 rf"$B = {data.batch_size}$, $\alpha = {data.alpha:g}$")
+    axes[3].legend(
+        *axes[0].get_legend_handles_labels(),
+        loc="center",
+        title=f"median of {runs} runs, 95 % band\n"
+        + r"(erf: $\kappa, \nu$ times sign $\nu_T$)",
+    )
+    fig.suptitle(
+        rf"Stochastic PGD from the sphere, $d = {data.task.d}$, $L = {data.task.L}$, "
+        rf"$B = {data.batch_size}$, $\alpha = {data.alpha:g}$"
+    )
     return fig

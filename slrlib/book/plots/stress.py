@@ -45,26 +45,68 @@ def plot_stress_tests(data: Any) -> Any:
     m, R = c.cs.size, c.runs
     for j, (name, (label, color)) in enumerate(OVERLAP_STYLE.items()):
         final = np.abs(getattr(c.pgd, name)[:, -1]).reshape(m, R)
-        med = np.array([np.median(final[i][~c.swapped[i]]) if np.any(~c.swapped[i]) else np.nan for i in range(m)])
-        ax_c.plot(c.cs, np.abs(c.plane[:, j]), color=color, lw=1.4, label=label)
+        med = np.array(
+            [
+                np.median(final[i][~c.swapped[i]])
+                if np.any(~c.swapped[i])
+                else np.nan
+                for i in range(m)
+            ]
+        )
+        ax_c.plot(
+            c.cs, np.abs(c.plane[:, j]), color=color, lw=1.4, label=label
+        )
         ax_c.plot(c.cs, med, color=color, marker="o", ls="none", ms=4)
-    ax_c.bar(c.cs, c.swapped.mean(axis=1), width=0.05, color=COLORS["null"], alpha=0.4,
-             label=r"$k \approx \pm v^\star$")
+    ax_c.bar(
+        c.cs,
+        c.swapped.mean(axis=1),
+        width=0.05,
+        color=COLORS["null"],
+        alpha=0.4,
+        label=r"$k \approx \pm v^\star$",
+    )
     ax_c.set_xlabel(r"$c = \langle k^\star, v^\star\rangle$")
     ax_c.set_ylabel("final overlap")
     ax_c.set_title(r"(a) $\langle k^\star, v^\star\rangle = c$")
     ax_c.set_ylim(0.0, 1.45)
     ax_c.set_yticks([0.0, 0.5, 1.0])
-    ax_c.legend(ncol=3, loc="upper center", handlelength=1.2, columnspacing=0.8, borderaxespad=0.3)
+    ax_c.legend(
+        ncol=3,
+        loc="upper center",
+        handlelength=1.2,
+        columnspacing=0.8,
+        borderaxespad=0.3,
+    )
     ax_c.grid(alpha=0.3)
     # ---- gamma
     g = data.gamma
-    ax_g.plot(g.gamma2, g.ratio_lam, color=COLORS["attention"], marker="o", ms=4,
-              label=rf"$\lambda = {data.lam:g}$")
-    ax_g.plot(g.gamma2, g.ratio_best, color=COLORS["oracle"], marker="s", ms=4, label=r"best $\lambda$")
+    ax_g.plot(
+        g.gamma2,
+        g.ratio_lam,
+        color=COLORS["attention"],
+        marker="o",
+        ms=4,
+        label=rf"$\lambda = {data.lam:g}$",
+    )
+    ax_g.plot(
+        g.gamma2,
+        g.ratio_best,
+        color=COLORS["oracle"],
+        marker="s",
+        ms=4,
+        label=r"best $\lambda$",
+    )
     ax_g.axhline(1.0, color=COLORS["null"], ls="--", lw=1)
-    ax_g.annotate("null predictor", (1.0, 1.0), xycoords=("axes fraction", "data"), xytext=(-4, 3),
-                  textcoords="offset points", ha="right", va="bottom", color=COLORS["null"])
+    ax_g.annotate(
+        "null predictor",
+        (1.0, 1.0),
+        xycoords=("axes fraction", "data"),
+        xytext=(-4, 3),
+        textcoords="offset points",
+        ha="right",
+        va="bottom",
+        color=COLORS["null"],
+    )
     ax_g.axvline(g.break_even, color=COLORS["bound"], ls=":", lw=1)
     ax_g.axvline(0.5, color=COLORS["null"], ls=":", lw=0.8)
     ax_g.set_xscale("log")
@@ -77,10 +119,32 @@ def plot_stress_tests(data: Any) -> Any:
     ax_g.grid(alpha=0.3, which="both")
     # ---- r
     r = data.r
-    ax_r.plot(r.rs, r.closed, color=COLORS["attention"], lw=1.6, label=rf"$\lambda = {data.lam:g}$ (closed form)")
-    ax_r.errorbar(r.rs, r.mc, yerr=r.mc_se, color=COLORS["monte_carlo"], marker="o", ls="none", ms=4, capsize=2,
-                  label="Monte Carlo")
-    ax_r.plot(r.rs, r.risk_best, color=COLORS["oracle"], lw=1.4, ls="--", label=r"best $\lambda$")
+    ax_r.plot(
+        r.rs,
+        r.closed,
+        color=COLORS["attention"],
+        lw=1.6,
+        label=rf"$\lambda = {data.lam:g}$ (closed form)",
+    )
+    ax_r.errorbar(
+        r.rs,
+        r.mc,
+        yerr=r.mc_se,
+        color=COLORS["monte_carlo"],
+        marker="o",
+        ls="none",
+        ms=4,
+        capsize=2,
+        label="Monte Carlo",
+    )
+    ax_r.plot(
+        r.rs,
+        r.risk_best,
+        color=COLORS["oracle"],
+        lw=1.4,
+        ls="--",
+        label=r"best $\lambda$",
+    )
     ax_r.set_xlabel(r"correlation $r$ of noise tokens")
     ax_r.set_ylabel("oracle risk")
     ax_r.set_title("(c) correlated noise tokens")
@@ -88,10 +152,29 @@ def plot_stress_tests(data: Any) -> Any:
     ax_r.grid(alpha=0.3)
     # ---- pi
     p = data.pi
-    ax_p.axhline(p.closed, color=COLORS["attention"], lw=1.6, label="erf oracle (Thm 1)")
-    ax_p.errorbar(p.p1, p.mc, yerr=p.mc_se, color=COLORS["monte_carlo"], marker="o", ls="none", ms=4, capsize=2,
-                  label="Monte Carlo")
-    ax_p.plot(p.p1, p.linear, color=COLORS["linear"], marker="s", ms=4, ls="--", label="best linear (Prop. 3)")
+    ax_p.axhline(
+        p.closed, color=COLORS["attention"], lw=1.6, label="erf oracle (Thm 1)"
+    )
+    ax_p.errorbar(
+        p.p1,
+        p.mc,
+        yerr=p.mc_se,
+        color=COLORS["monte_carlo"],
+        marker="o",
+        ls="none",
+        ms=4,
+        capsize=2,
+        label="Monte Carlo",
+    )
+    ax_p.plot(
+        p.p1,
+        p.linear,
+        color=COLORS["linear"],
+        marker="s",
+        ms=4,
+        ls="--",
+        label="best linear (Prop. 3)",
+    )
     ax_p.set_xlabel(r"$\pi_1$ (others share $1 - \pi_1$)")
     ax_p.set_ylabel("risk")
     ax_p.set_title(r"(d) non-uniform position $\pi$")
@@ -131,7 +214,13 @@ def plot_c_frame(c: float, *, data: Any) -> Any:
         x = np.abs(getattr(panel.pgd, name)[sl])
         ax.plot(steps, x.T, color=color, lw=0.4, alpha=0.35)
         if np.any(ok):
-            ax.plot(steps, np.median(x[ok], axis=0), color=color, lw=2.0, label=label)
+            ax.plot(
+                steps,
+                np.median(x[ok], axis=0),
+                color=color,
+                lw=2.0,
+                label=label,
+            )
         ax.axhline(abs(panel.plane[i, j]), color=color, ls="--", lw=1.0)
     ax.set_ylim(-0.02, 1.05)
     ax.set_xlabel("step $t$")
@@ -139,6 +228,8 @@ def plot_c_frame(c: float, *, data: Any) -> Any:
     ax.grid(alpha=0.3)
     ax.xaxis.set_major_locator(MaxNLocator(5))
     ax.xaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
-    ax.set_title(rf"$c = {panel.cs[i]:.1f}$: {int(panel.swapped[i].sum())} of {R} runs end at $k \approx \pm v^\star$")
+    ax.set_title(
+        rf"$c = {panel.cs[i]:.1f}$: {int(panel.swapped[i].sum())} of {R} runs end at $k \approx \pm v^\star$"
+    )
     ax.legend(loc="center left", bbox_to_anchor=(1.02, 0.5))
     return fig

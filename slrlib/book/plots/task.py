@@ -17,7 +17,11 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from slrlib.plots.style import COLORS, COLUMN_WIDTH_IN, FIGSIZE, new_figure
-from slrlib.book.ch02_selectors import norm_selector_accuracy, relevant_token, sq_norm_laws
+from slrlib.book.ch02_selectors import (
+    norm_selector_accuracy,
+    relevant_token,
+    sq_norm_laws,
+)
 from slrlib.core.task import SLRTask
 
 __all__ = ["sentiment_sketch", "token_clouds", "norm_histograms", "norm_laws"]
@@ -61,7 +65,13 @@ def token_clouds(X, J0, y, k_star, v_star, key, n_seq: int = 300) -> Figure:
     fig = new_figure(figsize=(COLUMN_WIDTH_IN, 3.0))
     axes = fig.subplots(1, 3)
     kw_other = dict(s=4, alpha=0.35, color=_OTHER, lw=0, label=r"other tokens")
-    kw_rel = dict(s=6, alpha=0.8, color=_RELEVANT, lw=0, label=r"relevant token $X_{J_0}$")
+    kw_rel = dict(
+        s=6,
+        alpha=0.8,
+        color=_RELEVANT,
+        lw=0,
+        label=r"relevant token $X_{J_0}$",
+    )
 
     ax = axes[0]
     ax.scatter(other @ U[:, 0], other @ U[:, 1], **kw_other)
@@ -74,7 +84,9 @@ def token_clouds(X, J0, y, k_star, v_star, key, n_seq: int = 300) -> Figure:
     q = np.sqrt(d / 2.0)
     ax.scatter(other @ k_star, other @ v_star, **kw_other)
     ax.scatter(rel @ k_star, rel @ v_star, **kw_rel)
-    ax.axvline(q, color=COLORS["bound"], lw=0.8, ls="--", label=r"$\sqrt{d/2}$")
+    ax.axvline(
+        q, color=COLORS["bound"], lw=0.8, ls="--", label=r"$\sqrt{d/2}$"
+    )
     ax.set_xlabel(r"$X_\ell^\top k^\star$")
     ax.set_ylabel(r"$X_\ell^\top v^\star$")
     ax.set_title(r"(b) along $k^\star, v^\star$")
@@ -83,7 +95,13 @@ def token_clouds(X, J0, y, k_star, v_star, key, n_seq: int = 300) -> Figure:
     x_rel_v = np.asarray(relevant_token(X, J0)) @ v_star
     ax.scatter(x_rel_v, y, s=6, alpha=0.8, color=_RELEVANT, lw=0)
     lim = np.array([min(x_rel_v.min(), y.min()), max(x_rel_v.max(), y.max())])
-    ax.plot(lim, lim, color=COLORS["bound"], lw=0.8, label=r"$Y = X_{J_0}^\top v^\star$")
+    ax.plot(
+        lim,
+        lim,
+        color=COLORS["bound"],
+        lw=0.8,
+        label=r"$Y = X_{J_0}^\top v^\star$",
+    )
     ax.set_xlabel(r"$X_{J_0}^\top v^\star$")
     ax.set_ylabel(r"$Y$", labelpad=0)
     ax.set_title("(c) the output")
@@ -93,8 +111,15 @@ def token_clouds(X, J0, y, k_star, v_star, key, n_seq: int = 300) -> Figure:
         ax.yaxis.set_major_locator(MaxNLocator(4))
     handles, labels = axes[1].get_legend_handles_labels()
     h3, l3 = axes[2].get_legend_handles_labels()
-    fig.legend(handles + h3, labels + l3, loc="outside lower center", ncol=4, markerscale=2.5,
-               handlelength=1.2, columnspacing=1.0)
+    fig.legend(
+        handles + h3,
+        labels + l3,
+        loc="outside lower center",
+        ncol=4,
+        markerscale=2.5,
+        handlelength=1.2,
+        columnspacing=1.0,
+    )
     return fig
 
 
@@ -120,17 +145,43 @@ def norm_histograms(X, J0, task: SLRTask, bins: int = 40) -> Figure:
 
     fig = new_figure(figsize=(COLUMN_WIDTH_IN, 3.6))
     ax = fig.subplots()
-    ax.hist(other_sq, bins=edges, density=True, color=_OTHER, alpha=0.45,
-            label=f"other tokens ({other_sq.size:,})".replace(",", " "))
-    ax.hist(rel_sq, bins=edges, density=True, color=_RELEVANT, alpha=0.45,
-            label=f"relevant tokens ({rel_sq.size:,})".replace(",", " "))
-    ax.plot(t, _density_of_scaled(law_other, d, t), color=_OTHER, lw=1.5, label=r"exact, $\chi^2_d / d$")
-    ax.plot(t, _density_of_scaled(law_rel, d, t), color=_RELEVANT, lw=1.5, label="exact, relevant")
+    ax.hist(
+        other_sq,
+        bins=edges,
+        density=True,
+        color=_OTHER,
+        alpha=0.45,
+        label=f"other tokens ({other_sq.size:,})".replace(",", " "),
+    )
+    ax.hist(
+        rel_sq,
+        bins=edges,
+        density=True,
+        color=_RELEVANT,
+        alpha=0.45,
+        label=f"relevant tokens ({rel_sq.size:,})".replace(",", " "),
+    )
+    ax.plot(
+        t,
+        _density_of_scaled(law_other, d, t),
+        color=_OTHER,
+        lw=1.5,
+        label=r"exact, $\chi^2_d / d$",
+    )
+    ax.plot(
+        t,
+        _density_of_scaled(law_rel, d, t),
+        color=_RELEVANT,
+        lw=1.5,
+        label="exact, relevant",
+    )
     ax.axvline(1.0, color=_OTHER, ls="--", lw=1)
     ax.axvline(0.5 + task.gamma**2, color=_RELEVANT, ls=":", lw=1.5)
     ax.set_xlabel(r"$\|X\|^2/d$")
     ax.set_ylabel("density")
-    ax.set_title(rf"$d = {d}$, $\gamma^2 = {task.gamma**2:.3g}$; vertical lines: exact means")
+    ax.set_title(
+        rf"$d = {d}$, $\gamma^2 = {task.gamma**2:.3g}$; vertical lines: exact means"
+    )
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     return fig
 
@@ -152,10 +203,20 @@ def norm_laws(task: SLRTask) -> Figure:
     fig = new_figure(layout=None, figsize=(COLUMN_WIDTH_IN, 3.6))
     fig.subplots_adjust(left=0.1, right=0.66, bottom=0.15, top=0.86)
     ax = fig.subplots()
-    ax.fill_between(t, _density_of_scaled(law_other, d, t), color=_OTHER, alpha=0.35,
-                    label="other tokens")
-    ax.fill_between(t, _density_of_scaled(law_rel, d, t), color=_RELEVANT, alpha=0.35,
-                    label="relevant token")
+    ax.fill_between(
+        t,
+        _density_of_scaled(law_other, d, t),
+        color=_OTHER,
+        alpha=0.35,
+        label="other tokens",
+    )
+    ax.fill_between(
+        t,
+        _density_of_scaled(law_rel, d, t),
+        color=_RELEVANT,
+        alpha=0.35,
+        label="relevant token",
+    )
     ax.axvline(1.0, color=_OTHER, ls="--", lw=1, label="their means")
     ax.axvline(0.5 + task.gamma**2, color=_RELEVANT, ls=":", lw=1.5)
     ax.set_xlabel(r"$\|X\|^2/d$")
@@ -163,16 +224,32 @@ def norm_laws(task: SLRTask) -> Figure:
     ax.xaxis.set_major_locator(MaxNLocator(5))
     ax.set_title(rf"$d={d}$, $L={task.L}$, $\gamma^2={task.gamma**2:.3g}$")
     ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
-    ax.text(1.04, 0.35, f"largest norm\nfinds $J_0$ with\nprobability {acc:.3f}\n(chance {1 / task.L:.3f})",
-            transform=ax.transAxes, ha="left", va="top")
+    ax.text(
+        1.04,
+        0.35,
+        f"largest norm\nfinds $J_0$ with\nprobability {acc:.3f}\n(chance {1 / task.L:.3f})",
+        transform=ax.transAxes,
+        ha="left",
+        va="top",
+    )
     return fig
 
 
 #: The sentence pairs of Figure 1(a), from the authors' slides: each pair differs in one token,
 #: which flips the sentiment, and that token sits at a different position in the two pairs.
 SENTIMENT_PAIRS = (
-    (("Everyone", "I", "know", "goes", "well", "in", "the", "end."), 4, ("positive", "negative"), "ill"),
-    (("And,", "I'm", "feeling", "good."), 3, ("positive", "negative"), "awful."),
+    (
+        ("Everyone", "I", "know", "goes", "well", "in", "the", "end."),
+        4,
+        ("positive", "negative"),
+        "ill",
+    ),
+    (
+        ("And,", "I'm", "feeling", "good."),
+        3,
+        ("positive", "negative"),
+        "awful.",
+    ),
 )
 
 
@@ -191,9 +268,13 @@ def sentiment_sketch(pairs=SENTIMENT_PAIRS) -> Figure:
     """
     for tokens, pos, labels, replacement in pairs:
         if not 0 <= pos < len(tokens):
-            raise ValueError(f"position must index a token of {tokens!r}, got {pos!r}")
+            raise ValueError(
+                f"position must index a token of {tokens!r}, got {pos!r}"
+            )
         if replacement == tokens[pos]:
-            raise ValueError(f"replacement must differ from the token it replaces, got {replacement!r} twice")
+            raise ValueError(
+                f"replacement must differ from the token it replaces, got {replacement!r} twice"
+            )
     fig = new_figure(figsize=(COLUMN_WIDTH_IN, 0.62 * len(pairs) * 2 + 0.5))
     ax = fig.add_subplot()
     ax.set_axis_off()
@@ -206,14 +287,35 @@ def sentiment_sketch(pairs=SENTIMENT_PAIRS) -> Figure:
                 words[pos] = replacement
             for i, word in enumerate(words):
                 deciding = i == pos
-                ax.text(i, -row, word, ha="center", va="center",
-                        bbox=dict(boxstyle="round,pad=0.3",
-                                  facecolor=_RELEVANT if deciding else "white",
-                                  edgecolor=_RELEVANT if deciding else _OTHER, alpha=0.9))
-            ax.annotate("", xy=(width + 0.3, -row), xytext=(len(words) - 0.4, -row),
-                        arrowprops=dict(arrowstyle="->", color=_OTHER))
-            ax.text(width + 0.45, -row, label, ha="left", va="center",
-                    color=COLORS["bayes"] if label == "positive" else COLORS["linear"])
+                ax.text(
+                    i,
+                    -row,
+                    word,
+                    ha="center",
+                    va="center",
+                    bbox=dict(
+                        boxstyle="round,pad=0.3",
+                        facecolor=_RELEVANT if deciding else "white",
+                        edgecolor=_RELEVANT if deciding else _OTHER,
+                        alpha=0.9,
+                    ),
+                )
+            ax.annotate(
+                "",
+                xy=(width + 0.3, -row),
+                xytext=(len(words) - 0.4, -row),
+                arrowprops=dict(arrowstyle="->", color=_OTHER),
+            )
+            ax.text(
+                width + 0.45,
+                -row,
+                label,
+                ha="left",
+                va="center",
+                color=COLORS["bayes"]
+                if label == "positive"
+                else COLORS["linear"],
+            )
             row += 1.0
         row += 0.6
     ax.set_xlim(-0.8, width + 2.2)

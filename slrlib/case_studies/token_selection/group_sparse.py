@@ -101,17 +101,25 @@ __all__ = [
 # ------------------------------------------------------------------------- validation
 def _check_index(value, name: str, D: int) -> int:
     """An integer in ``[0, D)`` (a group index, 0-based)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be an integer in [0, D = {D}) (0-based group index), got {value!r}")
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+        value, numbers.Integral
+    ):
+        raise ValueError(
+            f"{name} must be an integer in [0, D = {D}) (0-based group index), got {value!r}"
+        )
     if not 0 <= int(value) < D:
-        raise ValueError(f"{name} must be an integer in [0, D = {D}) (0-based group index), got {value!r}")
+        raise ValueError(
+            f"{name} must be an integer in [0, D = {D}) (0-based group index), got {value!r}"
+        )
     return int(value)
 
 
 def _check_D(D) -> int:
     D = check_positive_int(D, "D")
     if D < 2:
-        raise ValueError(f"D must be >= 2 (at least two groups to select from), got {D!r}")
+        raise ValueError(
+            f"D must be >= 2 (at least two groups to select from), got {D!r}"
+        )
     return D
 
 
@@ -126,10 +134,14 @@ def _check_v_star(v_star, d: int):
 def _check_H(H, name: str = "H"):
     H = as_float_array(H, name)
     if jnp.ndim(H) < 2:
-        raise ValueError(f"{name} must have shape (..., d + D, D), got shape {jnp.shape(H)}")
+        raise ValueError(
+            f"{name} must have shape (..., d + D, D), got shape {jnp.shape(H)}"
+        )
     p, D = jnp.shape(H)[-2:]
     if p <= D:
-        raise ValueError(f"{name} must have shape (..., d + D, D) with d >= 1, got shape {jnp.shape(H)}")
+        raise ValueError(
+            f"{name} must have shape (..., d + D, D) with d >= 1, got shape {jnp.shape(H)}"
+        )
     check_finite(H, name)
     return H
 
@@ -152,7 +164,9 @@ def _check_labels(y, n: int, name: str = "y"):
     y = as_float_array(y, name)
     check_shape(y, name, (n,))
     if is_concrete(y) and not np.all(np.isin(np.asarray(y), (-1.0, 1.0))):
-        raise ValueError(f"{name} must hold labels in {{-1, +1}}, got values {np.unique(np.asarray(y))[:6]}")
+        raise ValueError(
+            f"{name} must hold labels in {{-1, +1}}, got values {np.unique(np.asarray(y))[:6]}"
+        )
     return y
 
 
@@ -196,8 +210,15 @@ def _sample(key, v_star, sigma_x, *, n, d, D, j_star):
     return X, y
 
 
-def sample(key: jax.Array, n: int, d: int, D: int, j_star: int, v_star: ArrayLike,
-           sigma_x: float = 1.0) -> tuple[jax.Array, jax.Array]:
+def sample(
+    key: jax.Array,
+    n: int,
+    d: int,
+    D: int,
+    j_star: int,
+    v_star: ArrayLike,
+    sigma_x: float = 1.0,
+) -> tuple[jax.Array, jax.Array]:
     r"""``n`` draws of the group-sparse task.
 
     Column ``X[k, :, j]`` is group :math:`x_j \sim \mathcal N(0, \sigma_x^2 I_d)` (all independent),
@@ -261,7 +282,9 @@ def embed(X: ArrayLike) -> jax.Array:
     """
     X = as_float_array(X, "X")
     if jnp.ndim(X) < 2:
-        raise ValueError(f"X must have shape (..., d, D), got shape {jnp.shape(X)}")
+        raise ValueError(
+            f"X must have shape (..., d, D), got shape {jnp.shape(X)}"
+        )
     check_finite(X, "X")
     D = jnp.shape(X)[-1]
     P = jnp.broadcast_to(jnp.eye(D, dtype=X.dtype), (*jnp.shape(X)[:-2], D, D))
@@ -342,7 +365,9 @@ def features(H: ArrayLike, W: ArrayLike) -> jax.Array:
 
 
 def _features(H, W):
-    c = jnp.sum(_attention(H, W), axis=-1)  # attention received by each key, summed over queries
+    c = jnp.sum(
+        _attention(H, W), axis=-1
+    )  # attention received by each key, summed over queries
     return jnp.einsum("...pi,...i->...p", H, c)
 
 
@@ -377,7 +402,9 @@ def model(H: ArrayLike, v: ArrayLike, W: ArrayLike) -> jax.Array:
     return _features(H, W) @ v
 
 
-def logistic_loss(v: ArrayLike, W: ArrayLike, H: ArrayLike, y: ArrayLike) -> jax.Array:
+def logistic_loss(
+    v: ArrayLike, W: ArrayLike, H: ArrayLike, y: ArrayLike
+) -> jax.Array:
     r"""The empirical logistic loss :math:`\frac1n\sum_k \log(1 + e^{-y_k f(H_k, v, W)})`.
 
     Parameters
@@ -403,7 +430,9 @@ def logistic_loss(v: ArrayLike, W: ArrayLike, H: ArrayLike, y: ArrayLike) -> jax
     """
     H = _check_H(H)
     if jnp.ndim(H) != 3:
-        raise ValueError(f"H must have shape (n, d + D, D), got shape {jnp.shape(H)}")
+        raise ValueError(
+            f"H must have shape (n, d + D, D), got shape {jnp.shape(H)}"
+        )
     p = jnp.shape(H)[-2]
     v = _check_v(v, p)
     W = _check_W(W, p)
@@ -498,7 +527,9 @@ class GroupSparseConfig:
                 f"n_steps must be a multiple of log_every = {self.log_every}, got {self.n_steps!r}"
             )
         if not isinstance(self.symmetrize, (bool, np.bool_)):
-            raise ValueError(f"symmetrize must be a bool, got {self.symmetrize!r}")
+            raise ValueError(
+                f"symmetrize must be a bool, got {self.symmetrize!r}"
+            )
 
     @property
     def n_logs(self) -> int:
@@ -576,7 +607,9 @@ def _train_loop(X, y, eta, *, d, symmetrize, n_logs, log_every):
         return jax.tree.map(lambda p, gp: p - eta * gp, params, g)
 
     def interval(params, i):  # interval 0 records the initial point
-        params = jax.lax.fori_loop(0, jnp.where(i == 0, 0, log_every), step, params)
+        params = jax.lax.fori_loop(
+            0, jnp.where(i == 0, 0, log_every), step, params
+        )
         return params, params
 
     p = X.shape[-2] + X.shape[-1]
@@ -598,12 +631,16 @@ def _metrics(vs, Ws, X, y, X_test, y_test, v_star, sym_weight, *, d, j_star):
         f = jnp.einsum("nai,ni,a->n", X_test, c, v[:d]) + c @ v[d:]
         n1, nv = jnp.linalg.norm(v[:d]), jnp.linalg.norm(v)
         return {
-            "train_loss": (loss_plus + sym_weight * loss_minus) / (1.0 + sym_weight),
-            "test_acc": jnp.mean(jnp.where(y_test * f > 0, 1.0, jnp.where(f == 0, 0.5, 0.0))),
+            "train_loss": (loss_plus + sym_weight * loss_minus)
+            / (1.0 + sym_weight),
+            "test_acc": jnp.mean(
+                jnp.where(y_test * f > 0, 1.0, jnp.where(f == 0, 0.5, 0.0))
+            ),
             "cosine": _safe_ratio(v[:d] @ v_star, n1),
             "norm_ratio": _safe_ratio(jnp.linalg.norm(v[d:]), nv),
             "attention_jstar": jnp.mean(S[:, j_star, :]),
-            "cross_norm": jnp.linalg.norm(W[:d, d:]) + jnp.linalg.norm(W[d:, :d]),
+            "cross_norm": jnp.linalg.norm(W[:d, d:])
+            + jnp.linalg.norm(W[d:, :d]),
         }
 
     logs = jax.lax.map(one, (vs, Ws))
@@ -639,20 +676,48 @@ def train(config: GroupSparseConfig, key: jax.Array) -> GroupSparseRun:
         If the iterates stop being finite (``eta`` too large).
     """
     if not isinstance(config, GroupSparseConfig):
-        raise ValueError(f"config must be a GroupSparseConfig, got {type(config).__name__}")
+        raise ValueError(
+            f"config must be a GroupSparseConfig, got {type(config).__name__}"
+        )
     key = check_key(key)
     start = time.perf_counter()
     star_key, train_key, test_key = jax.random.split(key, 3)
     c = config
     v_star = random_unit(star_key, c.d)
-    X, y = _sample(train_key, v_star, c.sigma_x, n=c.n, d=c.d, D=c.D, j_star=c.j_star)
-    X_test, y_test = _sample(test_key, v_star, c.sigma_x, n=c.n_test, d=c.d, D=c.D, j_star=c.j_star)
-    vs, Ws = _train_loop(X, y, c.eta, d=c.d, symmetrize=bool(c.symmetrize), n_logs=c.n_logs,
-                         log_every=c.log_every)
-    if not (np.all(np.isfinite(np.asarray(vs))) and np.all(np.isfinite(np.asarray(Ws)))):
-        raise FloatingPointError(f"gradient descent diverged (non-finite iterates) with eta = {c.eta}; lower eta")
-    logs, S_mean, S_min = _metrics(vs, Ws, X, y, X_test, y_test, v_star, float(c.symmetrize), d=c.d,
-                                   j_star=c.j_star)
+    X, y = _sample(
+        train_key, v_star, c.sigma_x, n=c.n, d=c.d, D=c.D, j_star=c.j_star
+    )
+    X_test, y_test = _sample(
+        test_key, v_star, c.sigma_x, n=c.n_test, d=c.d, D=c.D, j_star=c.j_star
+    )
+    vs, Ws = _train_loop(
+        X,
+        y,
+        c.eta,
+        d=c.d,
+        symmetrize=bool(c.symmetrize),
+        n_logs=c.n_logs,
+        log_every=c.log_every,
+    )
+    if not (
+        np.all(np.isfinite(np.asarray(vs)))
+        and np.all(np.isfinite(np.asarray(Ws)))
+    ):
+        raise FloatingPointError(
+            f"gradient descent diverged (non-finite iterates) with eta = {c.eta}; lower eta"
+        )
+    logs, S_mean, S_min = _metrics(
+        vs,
+        Ws,
+        X,
+        y,
+        X_test,
+        y_test,
+        v_star,
+        float(c.symmetrize),
+        d=c.d,
+        j_star=c.j_star,
+    )
     logs = {k: np.asarray(a) for k, a in logs.items()}
     v, W = np.asarray(vs)[-1], np.asarray(Ws)[-1]
     S_mean = np.asarray(S_mean)
@@ -733,9 +798,13 @@ class SampleEfficiency:
             If ``method`` is not one of the three.
         """
         if method not in ("vec", "attention", "oracle"):
-            raise ValueError(f"method must be one of 'vec', 'attention', 'oracle', got {method!r}")
+            raise ValueError(
+                f"method must be one of 'vec', 'attention', 'oracle', got {method!r}"
+            )
         acc = getattr(self, f"acc_{method}")
-        return np.rint(acc * self.n_test).sum(axis=1) / (acc.shape[1] * self.n_test)
+        return np.rint(acc * self.n_test).sum(axis=1) / (
+            acc.shape[1] * self.n_test
+        )
 
 
 def _fit_accuracy(F_train, y_train, F_test, y_test, C):
@@ -743,7 +812,14 @@ def _fit_accuracy(F_train, y_train, F_test, y_test, C):
 
     if np.unique(y_train).size < 2:  # one class only: predict it
         return float(np.mean(y_test == y_train[0]))
-    clf = LogisticRegression(C=C, solver="liblinear", fit_intercept=False, tol=1e-10, max_iter=10_000, random_state=0)
+    clf = LogisticRegression(
+        C=C,
+        solver="liblinear",
+        fit_intercept=False,
+        tol=1e-10,
+        max_iter=10_000,
+        random_state=0,
+    )
     clf.fit(F_train, y_train)
     return float(np.mean(clf.predict(F_test) == y_test))
 
@@ -754,9 +830,19 @@ def _features_x(X, W):
     return _features(embed(X), W)
 
 
-def sample_efficiency(W: ArrayLike, d: int, D: int, j_star: int, ns: Sequence[int] | np.ndarray, key: jax.Array, *,
-                      n_seeds: int = 10, n_test: int = 2500, C: float = 1e4,
-                      sigma_x: float = 1.0) -> SampleEfficiency:
+def sample_efficiency(
+    W: ArrayLike,
+    d: int,
+    D: int,
+    j_star: int,
+    ns: Sequence[int] | np.ndarray,
+    key: jax.Array,
+    *,
+    n_seeds: int = 10,
+    n_test: int = 2500,
+    C: float = 1e4,
+    sigma_x: float = 1.0,
+) -> SampleEfficiency:
     r"""Downstream sample efficiency of the pre-trained attention against plain logistic regression.
 
     For each seed: a new :math:`\tilde v^\star` (uniform on the sphere, independent of pre-training;
@@ -818,8 +904,15 @@ def sample_efficiency(W: ArrayLike, d: int, D: int, j_star: int, ns: Sequence[in
     C = check_real_scalar(C, "C", minimum=0.0, strict=True)
     sigma_x = check_real_scalar(sigma_x, "sigma_x", minimum=0.0, strict=True)
     ns_arr = np.asarray(ns)
-    if ns_arr.ndim != 1 or ns_arr.size == 0 or not np.issubdtype(ns_arr.dtype, np.integer) or np.any(ns_arr < 1):
-        raise ValueError(f"ns must be a non-empty 1-d sequence of positive integers, got {ns!r}")
+    if (
+        ns_arr.ndim != 1
+        or ns_arr.size == 0
+        or not np.issubdtype(ns_arr.dtype, np.integer)
+        or np.any(ns_arr < 1)
+    ):
+        raise ValueError(
+            f"ns must be a non-empty 1-d sequence of positive integers, got {ns!r}"
+        )
     start = time.perf_counter()
     n_max = int(ns_arr.max())
     acc = np.zeros((3, ns_arr.size, n_seeds))
@@ -830,11 +923,29 @@ def sample_efficiency(W: ArrayLike, d: int, D: int, j_star: int, ns: Sequence[in
         for kk, m in ((k_train, n_max), (k_test, n_test)):
             X, y = _sample(kk, v_tilde, sigma_x, n=m, d=d, D=D, j_star=j_star)
             Xn = np.asarray(X)
-            reps.append(([Xn.reshape(m, d * D), np.asarray(_features_x(X, W)), Xn[:, :, j_star]], np.asarray(y)))
+            reps.append(
+                (
+                    [
+                        Xn.reshape(m, d * D),
+                        np.asarray(_features_x(X, W)),
+                        Xn[:, :, j_star],
+                    ],
+                    np.asarray(y),
+                )
+            )
         (F, y), (Ft, yt) = reps
         for i, n in enumerate(ns_arr):
             for r in range(3):
                 acc[r, i, s] = _fit_accuracy(F[r][:n], y[:n], Ft[r], yt, C)
-    return SampleEfficiency(ns=ns_arr.astype(int), d=d, D=D, j_star=j_star, C=C, n_test=n_test,
-                            acc_vec=acc[0], acc_attention=acc[1], acc_oracle=acc[2],
-                            seconds=time.perf_counter() - start)
+    return SampleEfficiency(
+        ns=ns_arr.astype(int),
+        d=d,
+        D=D,
+        j_star=j_star,
+        C=C,
+        n_test=n_test,
+        acc_vec=acc[0],
+        acc_attention=acc[1],
+        acc_oracle=acc[2],
+        seconds=time.perf_counter() - start,
+    )

@@ -126,7 +126,9 @@ class NN1Data(NamedTuple):
 # ------------------------------------------------------------------------------ sampling
 def _unit(key, shape):
     """Uniform points on the sphere along the last axis (float32 normals, float64 result)."""
-    g = jax.random.normal(key, shape, jnp.float32).astype(jnp.result_type(float))
+    g = jax.random.normal(key, shape, jnp.float32).astype(
+        jnp.result_type(float)
+    )
     return g / jnp.linalg.norm(g, axis=-1, keepdims=True)
 
 
@@ -139,10 +141,17 @@ def _nearest(X, xq):
 @partial(jax.jit, static_argnames=("n", "d", "N", "labels"))
 def _sample(key, n, d, N, labels="rademacher"):
     kx, ky = jax.random.split(key)
-    points = _unit(kx, (n, N + 1, d))  # one draw for the points and the query: one sampler to compile
+    points = _unit(
+        kx, (n, N + 1, d)
+    )  # one draw for the points and the query: one sampler to compile
     X, xq = points[:, :N], points[:, N]
-    if labels == "rademacher":  # the lowest bit of uniform random bits: a fair sign
-        y = 2.0 * (jax.random.bits(ky, (n, N), jnp.uint32) & 1).astype(X.dtype) - 1.0
+    if (
+        labels == "rademacher"
+    ):  # the lowest bit of uniform random bits: a fair sign
+        y = (
+            2.0 * (jax.random.bits(ky, (n, N), jnp.uint32) & 1).astype(X.dtype)
+            - 1.0
+        )
     else:  # "sign"
         y = jnp.where(X[..., 0] >= 0, 1.0, -1.0).astype(X.dtype)
     i_star, _ = _nearest(X, xq)
@@ -155,11 +164,19 @@ def _check_sizes(n, d, N):
     d = check_positive_int(d, "d")
     N = check_positive_int(N, "N")
     if d < 2:
-        raise ValueError(f"d must be >= 2 (on the sphere S^0 = {{-1, 1}} nearest neighbours tie), got {d}")
+        raise ValueError(
+            f"d must be >= 2 (on the sphere S^0 = {{-1, 1}} nearest neighbours tie), got {d}"
+        )
     return n, d, N
 
 
-def sample(key: jax.Array, n: int, d: int, N: int, labels: Literal["rademacher", "sign"] = "rademacher") -> NN1Data:
+def sample(
+    key: jax.Array,
+    n: int,
+    d: int,
+    N: int,
+    labels: Literal["rademacher", "sign"] = "rademacher",
+) -> NN1Data:
     r"""``n`` prompts of in-context 1-NN: :math:`x_1..x_N, x_q \sim \mathcal U(\mathbb S^{d-1})` i.i.d.
 
     The response is :math:`y_{i^\star}`, :math:`i^\star = \arg\min_j \|x_q - x_j\|` (unique with
@@ -196,7 +213,9 @@ def sample(key: jax.Array, n: int, d: int, N: int, labels: Literal["rademacher",
     return _sample(key, n, d, N, labels)
 
 
-def margins(X: ArrayLike, xq: ArrayLike, y: ArrayLike, i_star: ArrayLike) -> jax.Array:
+def margins(
+    X: ArrayLike, xq: ArrayLike, y: ArrayLike, i_star: ArrayLike
+) -> jax.Array:
     r"""The margin of each prompt in the talk's distribution-shift theorem.
 
     .. math::
@@ -228,7 +247,9 @@ def margins(X: ArrayLike, xq: ArrayLike, y: ArrayLike, i_star: ArrayLike) -> jax
     return jnp.min(jnp.where(y != y_star, D - D_star, jnp.inf), axis=-1)
 
 
-def sample_margin(key: jax.Array, n: int, d: int, N: int, delta: float, R: float = 1.0) -> NN1Data:
+def sample_margin(
+    key: jax.Array, n: int, d: int, N: int, delta: float, R: float = 1.0
+) -> NN1Data:
     r"""Shifted prompts with margin ``delta``: points pushed out of a shell, labels uniform on ``[-R, R]``.
 
     Draw a prompt as in :func:`sample`; keep the query and its nearest neighbour
@@ -266,7 +287,9 @@ def sample_margin(key: jax.Array, n: int, d: int, N: int, delta: float, R: float
     n, d, N = _check_sizes(n, d, N)
     delta = check_real_scalar(delta, "delta", minimum=0.0)
     if delta > 2.0:
-        raise ValueError(f"delta must be <= 2 (squared distances on the sphere are at most 4), got {delta}")
+        raise ValueError(
+            f"delta must be <= 2 (squared distances on the sphere are at most 4), got {delta}"
+        )
     R = check_real_scalar(R, "R", minimum=0.0, strict=True)
     return _sample_margin(key, n, d, N, delta, R)
 
@@ -279,14 +302,20 @@ def _sample_margin(key, n, d, N, delta, R):
     _, D = _nearest(X, xq)
     D_star = jnp.take_along_axis(D, i_star[:, None], axis=1)
     is_star = jnp.arange(N)[None, :] == i_star[:, None]
-    D_new = jnp.where(is_star, D, jnp.minimum(jnp.maximum(D, D_star + delta), 4.0))
+    D_new = jnp.where(
+        is_star, D, jnp.minimum(jnp.maximum(D, D_star + delta), 4.0)
+    )
     c = jnp.einsum("nid,nd->ni", X, xq)
     U = X - c[..., None] * xq[:, None, :]
     u_norm = jnp.linalg.norm(U, axis=-1, keepdims=True)
     U = U / jnp.where(u_norm > 0, u_norm, 1.0)
     c_new = 1.0 - D_new / 2.0
     s_new = jnp.sqrt(jnp.clip(1.0 - c_new**2, 0.0, None))
-    X_new = jnp.where(is_star[..., None], X, c_new[..., None] * xq[:, None, :] + s_new[..., None] * U)
+    X_new = jnp.where(
+        is_star[..., None],
+        X,
+        c_new[..., None] * xq[:, None, :] + s_new[..., None] * U,
+    )
     y = jax.random.uniform(k2, (n, N), X.dtype, -R, R)
     target = jnp.take_along_axis(y, i_star[:, None], axis=1)[:, 0]
     return NN1Data(X_new, xq, y, target, i_star)
@@ -324,29 +353,41 @@ def symmetrise(data: NN1Data) -> NN1Data:
         :data:`MAX_ORBIT_PROMPTS` prompts.
     """
     if not isinstance(data, NN1Data):
-        raise ValueError(f"data must be an NN1Data (from sample), got {type(data).__name__}")
+        raise ValueError(
+            f"data must be an NN1Data (from sample), got {type(data).__name__}"
+        )
     n, N, d = data.X.shape
     size = n * d * 2 ** (d + 1)
     if size > MAX_ORBIT_PROMPTS:
-        raise ValueError(f"data is too large to symmetrise: n * d * 2**(d+1) = {size} prompts "
-                         f"> {MAX_ORBIT_PROMPTS}; pass fewer prompts or a smaller d")
+        raise ValueError(
+            f"data is too large to symmetrise: n * d * 2**(d+1) = {size} prompts "
+            f"> {MAX_ORBIT_PROMPTS}; pass fewer prompts or a smaller d"
+        )
     return _symmetrise(data)
 
 
 @jax.jit
 def _symmetrise(data: NN1Data) -> NN1Data:
     n, N, d = data.X.shape
-    signs = jnp.asarray(np.array(list(np.ndindex(*(2,) * d))) * -2.0 + 1.0)  # (2^d, d)
+    signs = jnp.asarray(
+        np.array(list(np.ndindex(*(2,) * d))) * -2.0 + 1.0
+    )  # (2^d, d)
     perms = np.stack([np.roll(np.arange(d), k) for k in range(d)])  # (d, d)
-    Xp = jnp.moveaxis(data.X[..., perms], -2, 1)  # (n, d, N, d): the d cyclic shifts
+    Xp = jnp.moveaxis(
+        data.X[..., perms], -2, 1
+    )  # (n, d, N, d): the d cyclic shifts
     qp = data.xq[..., perms]  # (n, d, d)
     Xs = Xp[:, :, None] * signs[None, None, :, None, :]  # (n, d, 2^d, N, d)
     qs = qp[:, :, None] * signs[None, None, :, :]  # (n, d, 2^d, d)
     flips = jnp.array([1.0, -1.0])
     k = d * 2**d
-    X = jnp.broadcast_to(Xs[:, None], (n, 2) + Xs.shape[1:]).reshape(n * 2 * k, N, d)
-    xq = jnp.broadcast_to(qs[:, None], (n, 2) + qs.shape[1:]).reshape(n * 2 * k, d)
-    y = (flips[None, :, None] * data.y[:, None, :])  # (n, 2, N)
+    X = jnp.broadcast_to(Xs[:, None], (n, 2) + Xs.shape[1:]).reshape(
+        n * 2 * k, N, d
+    )
+    xq = jnp.broadcast_to(qs[:, None], (n, 2) + qs.shape[1:]).reshape(
+        n * 2 * k, d
+    )
+    y = flips[None, :, None] * data.y[:, None, :]  # (n, 2, N)
     y = jnp.broadcast_to(y[:, :, None], (n, 2, k, N)).reshape(n * 2 * k, N)
     i_star = jnp.repeat(data.i_star, 2 * k)
     target = jnp.take_along_axis(y, i_star[:, None], axis=1)[:, 0]
@@ -379,12 +420,18 @@ def embed(X: ArrayLike, xq: ArrayLike, y: ArrayLike) -> jax.Array:
     xq = as_float_array(xq, "xq")
     y = as_float_array(y, "y")
     if jnp.ndim(X) != 3:
-        raise ValueError(f"X must have shape (n, N, d), got shape {jnp.shape(X)}")
+        raise ValueError(
+            f"X must have shape (n, N, d), got shape {jnp.shape(X)}"
+        )
     n, N, d = X.shape
     if jnp.shape(xq) != (n, d):
-        raise ValueError(f"xq must have shape (n, d) = ({n}, {d}), got shape {jnp.shape(xq)}")
+        raise ValueError(
+            f"xq must have shape (n, d) = ({n}, {d}), got shape {jnp.shape(xq)}"
+        )
     if jnp.shape(y) != (n, N):
-        raise ValueError(f"y must have shape (n, N) = ({n}, {N}), got shape {jnp.shape(y)}")
+        raise ValueError(
+            f"y must have shape (n, N) = ({n}, {N}), got shape {jnp.shape(y)}"
+        )
     for a, name in ((X, "X"), (xq, "xq"), (y, "y")):
         check_finite(a, name)
     return _embed(X, xq, y)
@@ -393,8 +440,12 @@ def embed(X: ArrayLike, xq: ArrayLike, y: ArrayLike) -> jax.Array:
 @jax.jit
 def _embed(X, xq, y):
     n, N, _ = X.shape
-    ctx = jnp.concatenate([X, y[..., None], jnp.zeros((n, N, 1), X.dtype)], axis=-1)
-    q = jnp.concatenate([xq, jnp.zeros((n, 1), X.dtype), jnp.ones((n, 1), X.dtype)], axis=-1)
+    ctx = jnp.concatenate(
+        [X, y[..., None], jnp.zeros((n, N, 1), X.dtype)], axis=-1
+    )
+    q = jnp.concatenate(
+        [xq, jnp.zeros((n, 1), X.dtype), jnp.ones((n, 1), X.dtype)], axis=-1
+    )
     return jnp.swapaxes(jnp.concatenate([ctx, q[:, None, :]], axis=1), 1, 2)
 
 
@@ -446,13 +497,19 @@ _jit_loss = jax.jit(_loss)
 def _check_model(W, H):
     H = as_float_array(H, "H")
     if jnp.ndim(H) < 2:
-        raise ValueError(f"H must have shape (..., d+2, N+1), got shape {jnp.shape(H)}")
+        raise ValueError(
+            f"H must have shape (..., d+2, N+1), got shape {jnp.shape(H)}"
+        )
     k = H.shape[-2]
     if k < 3:
-        raise ValueError(f"H must have at least 3 rows (d + 2 with d >= 1), got shape {jnp.shape(H)}")
+        raise ValueError(
+            f"H must have at least 3 rows (d + 2 with d >= 1), got shape {jnp.shape(H)}"
+        )
     W = as_float_array(W, "W")
     if jnp.shape(W) != (k, k):
-        raise ValueError(f"W must have shape (d+2, d+2) = ({k}, {k}) to match H, got shape {jnp.shape(W)}")
+        raise ValueError(
+            f"W must have shape (d+2, d+2) = ({k}, {k}) to match H, got shape {jnp.shape(W)}"
+        )
     check_finite(W, "W")
     check_finite(H, "H")
     return W, H
@@ -535,7 +592,9 @@ def loss(W: ArrayLike, H: ArrayLike, target: ArrayLike) -> jax.Array:
     W, H = _check_model(W, H)
     target = as_float_array(target, "target")
     if jnp.shape(target) != H.shape[:-2]:
-        raise ValueError(f"target must have shape {H.shape[:-2]} (one per prompt), got shape {jnp.shape(target)}")
+        raise ValueError(
+            f"target must have shape {H.shape[:-2]} (one per prompt), got shape {jnp.shape(target)}"
+        )
     check_finite(target, "target")
     return _jit_loss(W, H, target)
 
@@ -568,7 +627,9 @@ def gradient(W: ArrayLike, data: NN1Data) -> jax.Array:
         If ``data`` is not an :class:`NN1Data`, or ``W`` is not finite or of the wrong shape.
     """
     if not isinstance(data, NN1Data):
-        raise ValueError(f"data must be an NN1Data (from sample or sample_margin), got {type(data).__name__}")
+        raise ValueError(
+            f"data must be an NN1Data (from sample or sample_margin), got {type(data).__name__}"
+        )
     H = embed(data.X, data.xq, data.y)
     W, _ = _check_model(W, H)
     return _data_gradient(W, data)
@@ -613,7 +674,9 @@ def evaluate(W: ArrayLike, data: NN1Data) -> dict[str, float]:
         If ``data`` is not an :class:`NN1Data`, or ``W`` is not finite or of the wrong shape.
     """
     if not isinstance(data, NN1Data):
-        raise ValueError(f"data must be an NN1Data (from sample or sample_margin), got {type(data).__name__}")
+        raise ValueError(
+            f"data must be an NN1Data (from sample or sample_margin), got {type(data).__name__}"
+        )
     H = embed(data.X, data.xq, data.y)
     W, _ = _check_model(W, H)
     return {k: float(v) for k, v in _evaluate_jit(W, data).items()}
@@ -654,13 +717,27 @@ def _margin_scores(W, data: NN1Data):
     masked = _evaluate(W.at[-1, -1].set(-1e4), data)
     D = jnp.sum(jnp.square(data.X - data.xq[:, None, :]), axis=-1)
     D_star = jnp.take_along_axis(D, data.i_star[:, None], axis=1)
-    gap = jnp.min(jnp.where(data.y != data.target[:, None], D - D_star, jnp.inf), axis=-1)
-    return {"min_margin": jnp.min(gap), "loss": out["loss"], "loss_query_masked": masked["loss"],
-            "attn_mass": out["attn_mass"], "query_mass": out["query_mass"]}
+    gap = jnp.min(
+        jnp.where(data.y != data.target[:, None], D - D_star, jnp.inf), axis=-1
+    )
+    return {
+        "min_margin": jnp.min(gap),
+        "loss": out["loss"],
+        "loss_query_masked": masked["loss"],
+        "attn_mass": out["attn_mass"],
+        "query_mass": out["query_mass"],
+    }
 
 
-def margin_curve(W: ArrayLike, key: jax.Array, deltas: ArrayLike, *, n: int, N: int,
-                 R: float = 1.0) -> dict[str, np.ndarray]:
+def margin_curve(
+    W: ArrayLike,
+    key: jax.Array,
+    deltas: ArrayLike,
+    *,
+    n: int,
+    N: int,
+    R: float = 1.0,
+) -> dict[str, np.ndarray]:
     r"""Scores of ``W`` on shifted prompts (:func:`sample_margin`) against the margin :math:`\delta`.
 
     The same base prompts (one ``key``) are pushed to every margin in ``deltas``, so the curves
@@ -697,17 +774,27 @@ def margin_curve(W: ArrayLike, key: jax.Array, deltas: ArrayLike, *, n: int, N: 
     check_key(key)
     W = as_float_array(W, "W")
     if jnp.ndim(W) != 2 or W.shape[0] != W.shape[1] or W.shape[0] < 4:
-        raise ValueError(f"W must have shape (d+2, d+2) with d >= 2, got shape {jnp.shape(W)}")
+        raise ValueError(
+            f"W must have shape (d+2, d+2) with d >= 2, got shape {jnp.shape(W)}"
+        )
     check_finite(W, "W")
     n, d, N = _check_sizes(n, W.shape[0] - 2, N)
     R = check_real_scalar(R, "R", minimum=0.0, strict=True)
     deltas = np.asarray(deltas, dtype=float)
     if deltas.ndim != 1 or deltas.size == 0:
-        raise ValueError(f"deltas must be a non-empty 1-d array, got shape {deltas.shape}")
+        raise ValueError(
+            f"deltas must be a non-empty 1-d array, got shape {deltas.shape}"
+        )
     if not np.all(np.isfinite(deltas)) or deltas.min() < 0 or deltas.max() > 2:
         raise ValueError(f"deltas must lie in [0, 2], got {deltas}")
-    rows = [_margin_scores(W, _sample_margin(key, n, d, N, float(delta), R)) for delta in deltas]
-    return {"delta": deltas, **{k: np.array([float(r[k]) for r in rows]) for k in rows[0]}}
+    rows = [
+        _margin_scores(W, _sample_margin(key, n, d, N, float(delta), R))
+        for delta in deltas
+    ]
+    return {
+        "delta": deltas,
+        **{k: np.array([float(r[k]) for r in rows]) for k in rows[0]},
+    }
 
 
 # ------------------------------------------------------------------------- the ξ form
@@ -736,19 +823,26 @@ def form_summary(W: ArrayLike) -> dict[str, np.ndarray]:
     """
     W = np.asarray(W, dtype=float)
     if W.ndim < 2 or W.shape[-1] != W.shape[-2] or W.shape[-1] < 3:
-        raise ValueError(f"W must have shape (..., d+2, d+2) with d >= 1, got shape {W.shape}")
+        raise ValueError(
+            f"W must have shape (..., d+2, d+2) with d >= 1, got shape {W.shape}"
+        )
     d = W.shape[-1] - 2
     A = W[..., :d, :d]
     diag = np.diagonal(A, axis1=-2, axis2=-1)
     P = np.asarray(project_form(W))
     w_norm = np.linalg.norm(W, axis=(-2, -1))
-    label = np.concatenate([W[..., d, :], np.delete(W[..., :, d], d, axis=-1)], axis=-1)
+    label = np.concatenate(
+        [W[..., d, :], np.delete(W[..., :, d], d, axis=-1)], axis=-1
+    )
     return {
         "xi1": diag.mean(axis=-1),
         "xi1_range": diag.max(axis=-1) - diag.min(axis=-1),
         "xi2": -W[..., d + 1, d + 1],
-        "off_form": np.linalg.norm(W - P, axis=(-2, -1)) / np.where(w_norm > 0, w_norm, 1.0),
-        "offdiag_x": np.linalg.norm(A - diag[..., None] * np.eye(d), axis=(-2, -1)),
+        "off_form": np.linalg.norm(W - P, axis=(-2, -1))
+        / np.where(w_norm > 0, w_norm, 1.0),
+        "offdiag_x": np.linalg.norm(
+            A - diag[..., None] * np.eye(d), axis=(-2, -1)
+        ),
         "label_norm": np.linalg.norm(label, axis=-1),
         "c": W[..., d, d + 1],
     }
@@ -777,11 +871,19 @@ def project_form(W: ArrayLike) -> jax.Array:
     """
     W = jnp.asarray(W, dtype=float)
     if W.ndim < 2 or W.shape[-1] != W.shape[-2] or W.shape[-1] < 3:
-        raise ValueError(f"W must have shape (..., d+2, d+2) with d >= 1, got shape {W.shape}")
+        raise ValueError(
+            f"W must have shape (..., d+2, d+2) with d >= 1, got shape {W.shape}"
+        )
     d = W.shape[-1] - 2
     xi1 = jnp.trace(W[..., :d, :d], axis1=-2, axis2=-1) / d
-    diag = jnp.concatenate([jnp.repeat(xi1[..., None], d, axis=-1), jnp.zeros(xi1.shape + (1,)),
-                            W[..., d + 1, d + 1][..., None]], axis=-1)
+    diag = jnp.concatenate(
+        [
+            jnp.repeat(xi1[..., None], d, axis=-1),
+            jnp.zeros(xi1.shape + (1,)),
+            W[..., d + 1, d + 1][..., None],
+        ],
+        axis=-1,
+    )
     return diag[..., None, :] * jnp.eye(d + 2)
 
 
@@ -836,7 +938,9 @@ class NN1Config:
         check_positive_int(self.steps, "steps")
         check_positive_int(self.batch_size, "batch_size")
         if check_positive_int(self.n_logs, "n_logs") < 2:
-            raise ValueError(f"n_logs must be >= 2 (step 0 and the last step), got {self.n_logs}")
+            raise ValueError(
+                f"n_logs must be >= 2 (step 0 and the last step), got {self.n_logs}"
+            )
         check_positive_int(self.n_test, "n_test")
 
 
@@ -894,7 +998,9 @@ def log_steps(steps: int, n_logs: int) -> np.ndarray:
     """
     steps = check_positive_int(steps, "steps")
     n_logs = check_positive_int(n_logs, "n_logs")
-    grid = np.unique(np.round(np.geomspace(1, steps, max(n_logs - 1, 1))).astype(int))
+    grid = np.unique(
+        np.round(np.geomspace(1, steps, max(n_logs - 1, 1))).astype(int)
+    )
     return np.concatenate([[0], grid])
 
 
@@ -904,7 +1010,9 @@ def _sgd(W0, key, lr, *, d, N, batch_size, steps):
 
     def step(W, k):
         data = _sample(k, batch_size, d, N, "rademacher")
-        value, grad = jax.value_and_grad(_loss)(W, _embed(data.X, data.xq, data.y), data.target)
+        value, grad = jax.value_and_grad(_loss)(
+            W, _embed(data.X, data.xq, data.y), data.target
+        )
         return W - lr * grad, (W, value)
 
     W_T, (Ws, losses) = jax.lax.scan(step, W0, jax.random.split(key, steps))
@@ -935,9 +1043,17 @@ def heldout_set(config: NN1Config, key: jax.Array) -> NN1Data:
         If ``config`` is not an :class:`NN1Config` or ``key`` is not a JAX random key.
     """
     if not isinstance(config, NN1Config):
-        raise ValueError(f"config must be an NN1Config, got {type(config).__name__}")
+        raise ValueError(
+            f"config must be an NN1Config, got {type(config).__name__}"
+        )
     check_key(key)
-    return _sample(jax.random.split(key)[1], config.n_test, config.d, config.N, "rademacher")
+    return _sample(
+        jax.random.split(key)[1],
+        config.n_test,
+        config.d,
+        config.N,
+        "rademacher",
+    )
 
 
 def train(config: NN1Config, key: jax.Array) -> NN1Result:
@@ -968,20 +1084,33 @@ def train(config: NN1Config, key: jax.Array) -> NN1Result:
         If training diverges (non-finite W): lower ``lr``.
     """
     if not isinstance(config, NN1Config):
-        raise ValueError(f"config must be an NN1Config, got {type(config).__name__}")
+        raise ValueError(
+            f"config must be an NN1Config, got {type(config).__name__}"
+        )
     check_key(key)
     c = config
     k_train = jax.random.split(key)[0]
-    W_all, batch_losses = _sgd(initial_W(c.d, c.sigma), k_train, c.lr, d=c.d, N=c.N,
-                               batch_size=c.batch_size, steps=c.steps)
+    W_all, batch_losses = _sgd(
+        initial_W(c.d, c.sigma),
+        k_train,
+        c.lr,
+        d=c.d,
+        N=c.N,
+        batch_size=c.batch_size,
+        steps=c.steps,
+    )
     steps = log_steps(c.steps, c.n_logs)
     W = W_all[steps]
     if not bool(jnp.all(jnp.isfinite(W))):
-        raise FloatingPointError(f"training diverged (non-finite W) with lr = {c.lr}; lower lr")
+        raise FloatingPointError(
+            f"training diverged (non-finite W) with lr = {c.lr}; lower lr"
+        )
     test = heldout_set(c, key)
     scores = jax.jit(jax.vmap(_evaluate, in_axes=(0, None)))(W, test)
     bl = np.asarray(batch_losses)
-    train_loss = np.array([bl[0]] + [bl[a:b].mean() for a, b in zip(steps[:-1], steps[1:])])
+    train_loss = np.array(
+        [bl[0]] + [bl[a:b].mean() for a, b in zip(steps[:-1], steps[1:])]
+    )
     W = np.asarray(W)
     return NN1Result(
         config=c,

@@ -71,7 +71,9 @@ from jax.typing import ArrayLike
 
 from slrlib.extras import require
 
-optax = require("optax", "slrlib.case_studies.token_selection.random_walk")  # the "case-studies" extra
+optax = require(
+    "optax", "slrlib.case_studies.token_selection.random_walk"
+)  # the "case-studies" extra
 
 from slrlib.validation import (
     as_float_array,
@@ -117,14 +119,18 @@ LOSSES = ("log", "cross_entropy", "square")
 def _check_K(K) -> int:
     K = check_positive_int(K, "K")
     if K < 3:
-        raise ValueError(f"K must be an integer >= 3 (for K <= 2 the two directions coincide), got {K!r}")
+        raise ValueError(
+            f"K must be an integer >= 3 (for K <= 2 the two directions coincide), got {K!r}"
+        )
     return K
 
 
 def _check_N(N) -> int:
     N = check_positive_int(N, "N")
     if N < 2:
-        raise ValueError(f"N must be an integer >= 2 (at least one observed state), got {N!r}")
+        raise ValueError(
+            f"N must be an integer >= 2 (at least one observed state), got {N!r}"
+        )
     return N
 
 
@@ -139,12 +145,22 @@ def _check_states(states, K: int, N: int | None = None):
     """Integer states in [0, K), shape (n, N) with N >= 2."""
     arr = jnp.asarray(states)
     if not jnp.issubdtype(arr.dtype, jnp.integer):
-        raise ValueError(f"states must be an integer array, got dtype {arr.dtype}")
+        raise ValueError(
+            f"states must be an integer array, got dtype {arr.dtype}"
+        )
     if arr.ndim != 2 or arr.shape[1] < 2:
-        raise ValueError(f"states must have shape (n, N) with N >= 2, got shape {arr.shape}")
+        raise ValueError(
+            f"states must have shape (n, N) with N >= 2, got shape {arr.shape}"
+        )
     if N is not None and arr.shape[1] != N:
-        raise ValueError(f"states must have shape (n, {N}), got shape {arr.shape}")
-    if is_concrete(arr) and arr.size and not (np.min(arr) >= 0 and np.max(arr) < K):
+        raise ValueError(
+            f"states must have shape (n, {N}), got shape {arr.shape}"
+        )
+    if (
+        is_concrete(arr)
+        and arr.size
+        and not (np.min(arr) >= 0 and np.max(arr) < K)
+    ):
         raise ValueError(
             f"states must lie in [0, K) = [0, {K}), got values in [{int(np.min(arr))}, {int(np.max(arr))}]"
         )
@@ -286,7 +302,9 @@ def deterministic_walks(K: int, N: int, p: float) -> jax.Array:
     """
     K, N, p = _check_K(K), _check_N(N), _check_p(p)
     if p not in (0.0, 1.0):
-        raise ValueError(f"p must be 0 or 1 for a deterministic walk, got {p!r}")
+        raise ValueError(
+            f"p must be 0 or 1 for a deterministic walk, got {p!r}"
+        )
     step = 1 if p == 1.0 else -1
     return jnp.mod(jnp.arange(K)[:, None] + step * jnp.arange(N)[None, :], K)
 
@@ -368,7 +386,9 @@ def attention(H: ArrayLike, W: ArrayLike) -> jax.Array:
     """
     H, W = as_float_array(H, "H"), as_float_array(W, "W")
     if H.ndim != 3 or W.shape != (H.shape[1], H.shape[1]):
-        raise ValueError(f"H must have shape (n, D, N) and W shape (D, D), got {H.shape} and {W.shape}")
+        raise ValueError(
+            f"H must have shape (n, D, N) and W shape (D, D), got {H.shape} and {W.shape}"
+        )
     return _attention(H, W)
 
 
@@ -430,14 +450,18 @@ def _forward(states, V, W, K: int):
     a = jax.nn.softmax(_scores(states, W, K), axis=-1)
     n = states.shape[0]
     rows = jnp.broadcast_to(jnp.arange(n)[:, None], (n, states.shape[1] - 1))
-    xa = jnp.zeros((n, K), a.dtype).at[rows, states[:, :-1]].add(a[:, :-1])  # X a, by scatter-add
+    xa = (
+        jnp.zeros((n, K), a.dtype).at[rows, states[:, :-1]].add(a[:, :-1])
+    )  # X a, by scatter-add
     return xa @ V.T, a
 
 
 _forward_jit = jax.jit(_forward, static_argnames="K")
 
 
-def attention_from_states(states: ArrayLike, W: ArrayLike, K: int) -> jax.Array:
+def attention_from_states(
+    states: ArrayLike, W: ArrayLike, K: int
+) -> jax.Array:
     """The attention of :func:`attention` computed from the states.
 
     Score :math:`w_x[s_i] + w_p[i]` at position :math:`i < N`, :math:`w_p[N]` at :math:`N`.
@@ -469,7 +493,9 @@ def attention_from_states(states: ArrayLike, W: ArrayLike, K: int) -> jax.Array:
     return _forward_jit(states, jnp.zeros((K, K)), W, K)[1]
 
 
-def model_from_states(states: ArrayLike, V: ArrayLike, W: ArrayLike, K: int) -> jax.Array:
+def model_from_states(
+    states: ArrayLike, V: ArrayLike, W: ArrayLike, K: int
+) -> jax.Array:
     """:func:`model` computed from the states (the fast path used in training).
 
     Parameters
@@ -532,11 +558,17 @@ def predict(f: ArrayLike, rtol: float = 1e-12) -> jax.Array:
 def _predict(f, rtol):
     top = jnp.max(f, axis=-1, keepdims=True)
     tol = rtol * jnp.maximum(1.0, jnp.abs(top))
-    return jnp.argmax(f >= top - tol, axis=-1)  # first True = smallest index among the maxima
+    return jnp.argmax(
+        f >= top - tol, axis=-1
+    )  # first True = smallest index among the maxima
 
 
-def loss_values(f: ArrayLike, y: ArrayLike, loss: Literal["log", "cross_entropy", "square"] = "log",
-                eps: float = 1.0) -> jax.Array:
+def loss_values(
+    f: ArrayLike,
+    y: ArrayLike,
+    loss: Literal["log", "cross_entropy", "square"] = "log",
+    eps: float = 1.0,
+) -> jax.Array:
     r"""Per-sample loss of the output ``f`` against labels ``y``.
 
     Parameters
@@ -569,8 +601,14 @@ def loss_values(f: ArrayLike, y: ArrayLike, loss: Literal["log", "cross_entropy"
     return _loss(jnp.asarray(f), jnp.asarray(y), loss, eps)
 
 
-def empirical_loss(states: ArrayLike, V: ArrayLike, W: ArrayLike, K: int,
-                   loss: Literal["log", "cross_entropy", "square"] = "log", eps: float = 1.0) -> jax.Array:
+def empirical_loss(
+    states: ArrayLike,
+    V: ArrayLike,
+    W: ArrayLike,
+    K: int,
+    loss: Literal["log", "cross_entropy", "square"] = "log",
+    eps: float = 1.0,
+) -> jax.Array:
     r"""The mean loss over the walks ``states``: :math:`\frac1n \sum_m \ell(f(H_m, V, W), y_m)`.
 
     The objective :func:`train` descends (exactly the population loss when ``states`` is
@@ -646,11 +684,15 @@ def value_cosine(V: ArrayLike, K: int, p: float) -> jax.Array:
     K, p = _check_K(K), _check_p(p)
     V = as_float_array(V, "V")
     if V.ndim < 2 or V.shape[-2:] != (K, K):
-        raise ValueError(f"V must have shape (..., {K}, {K}), got shape {V.shape}")
+        raise ValueError(
+            f"V must have shape (..., {K}, {K}), got shape {V.shape}"
+        )
     return _cosine(V, K, p)
 
 
-def exact_accuracy(V: ArrayLike, W: ArrayLike, K: int, N: int, p: float, rtol: float = 1e-12) -> Fraction:
+def exact_accuracy(
+    V: ArrayLike, W: ArrayLike, K: int, N: int, p: float, rtol: float = 1e-12
+) -> Fraction:
     r"""Exact population accuracy for :math:`p \in \{0, 1\}`.
 
     The fraction of the ``K`` equally likely walks (:func:`deterministic_walks`) whose prediction
@@ -683,7 +725,9 @@ def exact_accuracy(V: ArrayLike, W: ArrayLike, K: int, N: int, p: float, rtol: f
     states = deterministic_walks(K, N, p)
     V, W = _check_params(V, W, K, N)
     f = _forward_jit(states, V, W, K)[0]
-    hits = int(np.sum(np.asarray(predict(f, rtol)) == np.asarray(states[:, -1])))
+    hits = int(
+        np.sum(np.asarray(predict(f, rtol)) == np.asarray(states[:, -1]))
+    )
     return Fraction(hits, K)
 
 
@@ -748,11 +792,15 @@ class RandomWalkConfig:
         check_positive_int(self.steps, "steps")
         check_real_scalar(self.lr, "lr", minimum=0.0, strict=True)
         if self.loss not in LOSSES:
-            raise ValueError(f"loss must be one of {LOSSES}, got {self.loss!r}")
+            raise ValueError(
+                f"loss must be one of {LOSSES}, got {self.loss!r}"
+            )
         check_real_scalar(self.eps, "eps", minimum=0.0, strict=True)
         check_positive_int(self.batch, "batch")
         if not isinstance(self.rotations, (bool, np.bool_)):
-            raise ValueError(f"rotations must be True or False, got {self.rotations!r}")
+            raise ValueError(
+                f"rotations must be True or False, got {self.rotations!r}"
+            )
         if self.rotations and not self.exact and self.batch % self.K:
             raise ValueError(
                 f"batch must be a multiple of K = {self.K} when rotations=True (each sampled walk "
@@ -833,7 +881,9 @@ def _metrics(V, W, test, K: int, p):
         query=jnp.mean(a[:, -1]),
         cosine=_cosine(V, K, p),
         v_spread=jnp.max(jnp.abs(V - jnp.mean(V))),
-        attention_spread=jnp.max(jnp.max(body, axis=1) - jnp.min(body, axis=1)),
+        attention_spread=jnp.max(
+            jnp.max(body, axis=1) - jnp.min(body, axis=1)
+        ),
     )
 
 
@@ -847,10 +897,14 @@ def _cosine(V, K: int, p):
 
 def _init(k_init, init_scale, K: int, N: int):
     kv, kw = jax.random.split(k_init)
-    return init_scale * jax.random.normal(kv, (K, K)), init_scale * jax.random.normal(kw, (K + N, K + N))
+    return init_scale * jax.random.normal(
+        kv, (K, K)
+    ), init_scale * jax.random.normal(kw, (K + N, K + N))
 
 
-def init_params(config: "RandomWalkConfig", key: jax.Array) -> tuple[jax.Array, jax.Array]:
+def init_params(
+    config: "RandomWalkConfig", key: jax.Array
+) -> tuple[jax.Array, jax.Array]:
     """The initial :math:`(V_0, W_0)` that :func:`train` uses for ``config`` and ``key``.
 
     Parameters
@@ -873,20 +927,39 @@ def init_params(config: "RandomWalkConfig", key: jax.Array) -> tuple[jax.Array, 
     """
     config = _check_config(config)
     key = check_key(key)
-    return _init(jax.random.split(key, 3)[0], config.init_scale, config.K, config.N)
+    return _init(
+        jax.random.split(key, 3)[0], config.init_scale, config.K, config.N
+    )
 
 
 _STATIC = ("K", "N", "steps", "batch", "n_test", "exact", "rotations")
 
 
-def _run_impl(key, p, lr, eps, init_scale, loss_index, *, K, N, steps, batch, n_test, exact, rotations):
+def _run_impl(
+    key,
+    p,
+    lr,
+    eps,
+    init_scale,
+    loss_index,
+    *,
+    K,
+    N,
+    steps,
+    batch,
+    n_test,
+    exact,
+    rotations,
+):
     """The training loop. Only the sizes are static: one compilation serves every
     (p, lr, eps, init_scale, loss); for ``exact`` the population is the K walks of p = 1 (or 0)."""
     k_init, k_test, k_train = jax.random.split(key, 3)
     V0, W0 = _init(k_init, init_scale, K, N)
     if exact:
         direction = jnp.where(p == 1.0, 1, -1)
-        test = jnp.mod(jnp.arange(K)[:, None] + direction * jnp.arange(N)[None, :], K)
+        test = jnp.mod(
+            jnp.arange(K)[:, None] + direction * jnp.arange(N)[None, :], K
+        )
     else:
         test = _sample(k_test, n_test, K, N, p)
 
@@ -896,7 +969,9 @@ def _run_impl(key, p, lr, eps, init_scale, loss_index, *, K, N, steps, batch, n_
         if not rotations:
             return _sample(k, batch, K, N, p)
         base = _sample(k, batch // K, K, N, p)
-        return jnp.mod(base[None] + jnp.arange(K)[:, None, None], K).reshape(batch, N)
+        return jnp.mod(base[None] + jnp.arange(K)[:, None, None], K).reshape(
+            batch, N
+        )
 
     def objective(params, states):
         f, _ = _forward(states, params[0], params[1], K)
@@ -916,14 +991,18 @@ def _run_impl(key, p, lr, eps, init_scale, loss_index, *, K, N, steps, batch, n_
 
     params = (V0, W0)
     keys = jax.random.split(k_train, steps + 1)
-    (params, _), rec = jax.lax.scan(step, (params, opt.init(params)), keys[:-1])
+    (params, _), rec = jax.lax.scan(
+        step, (params, opt.init(params)), keys[:-1]
+    )
     last = _metrics(*params, test, K, p)
     last["loss"] = objective(params, draw(keys[-1]))
     rec = {k: jnp.concatenate([v, last[k][None]]) for k, v in rec.items()}
     # The Bayes predictor on the test walks: the likelier neighbour of s_{N-1}, ties (p = 1/2)
     # broken towards the smallest index, as Pred does.
     up, down = jnp.mod(test[:, -2] + 1, K), jnp.mod(test[:, -2] - 1, K)
-    guess = jnp.where(p > 0.5, up, jnp.where(p < 0.5, down, jnp.minimum(up, down)))
+    guess = jnp.where(
+        p > 0.5, up, jnp.where(p < 0.5, down, jnp.minimum(up, down))
+    )
     rec["bayes_hits"] = jnp.sum(guess == test[:, -1])
     return params, rec
 
@@ -933,15 +1012,32 @@ _run = jax.jit(_run_impl, static_argnames=_STATIC)
 
 @partial(jax.jit, static_argnames=_STATIC)
 def _run_many(keys, p, lr, eps, init_scale, loss_index, **static):
-    return jax.vmap(partial(_run_impl, **static))(keys, p, lr, eps, init_scale, loss_index)
+    return jax.vmap(partial(_run_impl, **static))(
+        keys, p, lr, eps, init_scale, loss_index
+    )
 
 
 def _static(c: RandomWalkConfig) -> dict:
     """The compile-time arguments of ``c`` (its sizes)."""
     if c.exact:  # the population is the K walks: batch, n_test and rotations play no part
-        return dict(K=c.K, N=c.N, steps=c.steps, batch=c.K, n_test=c.K, exact=True, rotations=False)
-    return dict(K=c.K, N=c.N, steps=c.steps, batch=c.batch, n_test=c.n_test, exact=False,
-                rotations=bool(c.rotations))
+        return dict(
+            K=c.K,
+            N=c.N,
+            steps=c.steps,
+            batch=c.K,
+            n_test=c.K,
+            exact=True,
+            rotations=False,
+        )
+    return dict(
+        K=c.K,
+        N=c.N,
+        steps=c.steps,
+        batch=c.batch,
+        n_test=c.n_test,
+        exact=False,
+        rotations=bool(c.rotations),
+    )
 
 
 def _dynamic(c: RandomWalkConfig) -> tuple:
@@ -959,17 +1055,28 @@ def _result(config, params, rec) -> RandomWalkResult:
             "use a smaller lr or init_scale, or a larger eps"
         )
     return RandomWalkResult(
-        config=config, V=params[0], W=params[1], loss=loss, attention=rec["attention"],
-        accuracy=rec["hits"] / n, hits=rec["hits"],
-        parent=rec["parent"], parent_min=rec["parent_min"], query=rec["query"], cosine=rec["cosine"],
-        v_spread=rec["v_spread"], attention_spread=rec["attention_spread"],
+        config=config,
+        V=params[0],
+        W=params[1],
+        loss=loss,
+        attention=rec["attention"],
+        accuracy=rec["hits"] / n,
+        hits=rec["hits"],
+        parent=rec["parent"],
+        parent_min=rec["parent_min"],
+        query=rec["query"],
+        cosine=rec["cosine"],
+        v_spread=rec["v_spread"],
+        attention_spread=rec["attention_spread"],
         bayes=float(rec["bayes_hits"]) / n,
     )
 
 
 def _check_config(config) -> RandomWalkConfig:
     if not isinstance(config, RandomWalkConfig):
-        raise ValueError(f"config must be a RandomWalkConfig, got {type(config).__name__}")
+        raise ValueError(
+            f"config must be a RandomWalkConfig, got {type(config).__name__}"
+        )
     return config
 
 
@@ -1007,7 +1114,9 @@ def train(config: RandomWalkConfig, key: jax.Array) -> RandomWalkResult:
     return _result(config, params, rec)
 
 
-def train_many(configs: Iterable[RandomWalkConfig], seeds: Iterable[int]) -> list[RandomWalkResult]:
+def train_many(
+    configs: Iterable[RandomWalkConfig], seeds: Iterable[int]
+) -> list[RandomWalkResult]:
     """:func:`train` for each ``(config, jax.random.key(seed))`` pair, vectorised with ``vmap``.
 
     The configurations must share their sizes (``K``, ``N``, ``steps``, ``batch``, ``n_test``,
@@ -1039,22 +1148,35 @@ def train_many(configs: Iterable[RandomWalkConfig], seeds: Iterable[int]) -> lis
         raise ValueError(
             f"configs and seeds must be non-empty and of equal length, got {len(configs)} and {len(seeds)}"
         )
-    if not all(isinstance(s, (int, np.integer)) and not isinstance(s, (bool, np.bool_)) and s >= 0 for s in seeds):
+    if not all(
+        isinstance(s, (int, np.integer))
+        and not isinstance(s, (bool, np.bool_))
+        and s >= 0
+        for s in seeds
+    ):
         raise ValueError(f"seeds must be integers >= 0, got {seeds!r}")
     static = _static(configs[0])
     for c in configs[1:]:
         if _static(c) != static:
-            raise ValueError(f"configs must share their sizes, got {static} and {_static(c)}")
+            raise ValueError(
+                f"configs must share their sizes, got {static} and {_static(c)}"
+            )
     keys = jax.vmap(jax.random.key)(jnp.asarray(seeds))
     dynamic = [jnp.asarray(col) for col in zip(*map(_dynamic, configs))]
     params, rec = _run_many(keys, *dynamic, **static)
     return [
-        _result(c, jax.tree.map(lambda x: x[i], params), {k: v[i] for k, v in rec.items()})
+        _result(
+            c,
+            jax.tree.map(lambda x: x[i], params),
+            {k: v[i] for k, v in rec.items()},
+        )
         for i, c in enumerate(configs)
     ]
 
 
-def train_seeds(config: RandomWalkConfig, seeds: Iterable[int]) -> list[RandomWalkResult]:
+def train_seeds(
+    config: RandomWalkConfig, seeds: Iterable[int]
+) -> list[RandomWalkResult]:
     """:func:`train` with ``jax.random.key(seed)`` for each integer ``seed >= 0`` (:func:`train_many`).
 
     Parameters

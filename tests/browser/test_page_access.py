@@ -1,0 +1,106 @@
+"""Every reader can use the book, and a page does not cost a phone reader more than it must.
+
+* axe-core (pinned in package-lock.json) finds no violation of the WCAG 2.1 A and AA rules on any
+  chapter or the preface, in light mode and, for the rules on colours, in dark mode (the chapters are
+  checked during their one visit, ``visits.py``, after a scroll through the page; of a chapter's many
+  copies of one markup, the first formulas, the first token of each class of its code, one output
+  table of each kind and the verdicts of its first fold: ``visits.SET_ASIDE`` says why; the theme's
+  frame, the same on every page, is checked on the preface);
+* the page's controls work by keyboard alone: a fold of verdicts, a solution, a folded code cell
+  (chapter 3), the phone menu (chapter 7), a slider (``test_browser.test_static_slider_changes_the_figure``
+  moves it by a key press); and the theme's controls still work after what was cut from it
+  (``book/_ext/light_pages.py``): the sidebar, search, the download menu, the colour-mode switch;
+* a chapter page, with every figure and font it loads as it is read to the end, sends at most
+  :data:`PAGE_BYTES`, counted as a web server that gzips text sends it; it loads neither MathJax, nor
+  Font Awesome's script, nor the search index (``book/_ext/typeset_math.py``, ``light_pages.py``).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from sitepaths import SITE, html_pages
+from visits import MATH_CHAPTER, MENU_CHAPTER, accessibility, open_committed, wait_for_page, SCROLL_THROUGH
+
+PAGES = html_pages()
+CHAPTERS = [str(p.relative_to(SITE)) for p in PAGES if p.parent.name == "book" and p.name[:2].isdigit()]
+#: The most a chapter page may send (issue 40): 1.5 MB, gzipped as a server sends text.
+PAGE_BYTES = 1_500_000
+#: Files no page of the book loads any more.
+NOT_LOADED = ("fontawesome.js", "searchindex.js", "tex-chtml.js", "fa-solid-900")
+
+needs_book = pytest.mark.skipif(not CHAPTERS, reason=f"{SITE} has no built book: run `make book` first")
+
+
+def _violations(found: list[dict]) -> str:
+    return "; ".join(f"{v['id']} ({v['count']}): {v['nodes']}" for v in found)
+
+
+@needs_book
+@pytest.mark.parametrize("rel", CHAPTERS)
+def test_chapter_has_no_accessibility_violation(chapter_visits, rel):
+    axe = chapter_visits(rel)["axe"]
+    checked = axe["checked"]
+    assert checked["formulas"] >= 1 and checked["token_classes"] >= 5 and checked["verdicts_shown"] >= 1, checked
+    assert axe["light"] == [], f"{rel}, light mode: {_violations(axe['light'])}"
+    assert axe["dark"] == [], f"{rel}, dark mode: {_violations(axe['dark'])}"
+
+
+@needs_book
+def test_preface_has_no_accessibility_violation(browser_context):
+    page, errors = open_committed(browser_context, "book/index.html", {"width": 1300, "height": 900})
+    try:
+        page.bring_to_front()  # (a tab behind others gets no animation frames, which the scroll waits for)
+        wait_for_page(page)
+        page.evaluate(SCROLL_THROUGH)
+        axe = accessibility(page)
+        assert axe["light"] == [], f"preface, light mode: {_violations(axe['light'])}"
+        assert axe["dark"] == [], f"preface, dark mode: {_violations(axe['dark'])}"
+        assert errors == [], errors
+    finally:
+        page.close()
+
+
+@needs_book
+@pytest.mark.parametrize("rel", CHAPTERS)
+def test_chapter_page_sends_at_most_1_5_MB(chapter_visits, rel):
+    sent = chapter_visits(rel)["sent"]
+    assert any(name.endswith(rel) for name in sent), f"{rel} is not among the files it loaded: {sorted(sent)[:5]}"
+    total = sum(sent.values())
+    largest = sorted(sent.items(), key=lambda item: -item[1])[:5]
+    assert total <= PAGE_BYTES, f"{rel} sends {total:,} bytes (at most {PAGE_BYTES:,}); the largest: {largest}"
+    heavy = [name for name in sent if any(part in name for part in NOT_LOADED)]
+    assert heavy == [], f"{rel} loads {heavy}"
+
+
+@needs_book
+@pytest.mark.visits(MATH_CHAPTER)
+def test_controls_work_by_keyboard(chapter_visits):
+    keys = chapter_visits(MATH_CHAPTER)["keyboard"]
+    assert keys["fold_reachable"] and keys["fold_opened"] and keys["fold_closed"], keys
+    assert keys.get("solution_reachable") and keys.get("solution_opened"), keys
+    assert keys.get("hidden_cell_reachable") and keys.get("hidden_cell_opened"), keys
+
+
+@needs_book
+@pytest.mark.visits(MATH_CHAPTER)
+def test_the_themes_controls_still_work(chapter_visits):
+    """What was cut from the theme (its icon script, the search index on every page, its pass over the
+    page) breaks none of its controls: the sidebar, search, the download menu, the colour-mode switch."""
+    controls = chapter_visits(MATH_CHAPTER)["controls"]
+    assert controls["sidebar_links"] >= 16, controls
+    assert controls["icons"] and all(i["width"] > 4 for i in controls["icons"]), controls["icons"]
+    assert all(i["loaded"] for i in controls["icons"]), "the icon font is not loaded"
+    assert controls["search_opens"] and controls["search_goes_to"].endswith("search.html"), controls
+    assert controls["download_opens"], controls
+    assert any(link.endswith(".ipynb") for link in controls["download_links"]), controls["download_links"]
+    modes = controls["modes"]  # [mode, theme] before and after each of three clicks
+    assert modes[0] == ["light", "light"], modes
+    assert ["dark", "dark"] in modes[1:] and modes[-1] == modes[0], f"the switch does not cycle to dark and back: {modes}"
+
+
+@needs_book
+@pytest.mark.visits(MENU_CHAPTER)
+def test_phone_menu_opens_by_keyboard(chapter_visits):
+    menu = chapter_visits(MENU_CHAPTER)["menu"]
+    assert menu["reachable"] and menu["open"], menu
