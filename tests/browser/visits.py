@@ -142,15 +142,19 @@ THEME_FRAME = [".bd-header", ".bd-sidebar-primary", ".bd-sidebar-secondary", ".b
 #: * the tables of the cells' outputs, where a cell's colours come from its classes: one table of each
 #:   kind (its class and the tags and classes inside it) is checked.
 #:
-#: The others are set aside while axe-core runs (chapter 16: about 3 000 elements left, 2 s for both
-#: modes on the developers' machine), and put back. The first fold of check verdicts is opened meanwhile:
+#: The others are set aside while axe-core runs (chapter 16: about 2 600 elements left, about 3 s for
+#: both modes on the developers' machine, every section laid out: :data:`LAID_OUT`), and put back. The first fold of check verdicts is opened meanwhile:
 #: its verdicts' colours are checked too.
 AXE_FORMULAS = 20
 SET_ASIDE = """keep => {
   const aside = window.__slrAside = [];
   // (Each stands in as a comment: no element for axe to walk.)
   const setAside = element => { const stand_in = document.createComment(''); element.replaceWith(stand_in); aside.push([stand_in, element]); };
-  [...document.querySelectorAll('mjx-container')].slice(keep).forEach(f => setAside(f));
+  // (An inline formula goes with its span.math, which would be left empty: one element fewer each.)
+  [...document.querySelectorAll('mjx-container')].slice(keep).forEach(f => {
+    const wrapper = f.parentElement;
+    setAside(wrapper.matches('span.math') && wrapper.children.length === 1 ? wrapper : f);
+  });
   // Code: the first token of each class (its colour), in the block that has it; the other tokens
   // and the blocks left with none are set aside.
   const classes = new Set();
@@ -175,6 +179,20 @@ SET_ASIDE = """keep => {
           tables: kinds.size,
           elements: document.getElementsByTagName('*').length};
 }"""
+#: Every section laid out while axe-core runs (on: True), and back to being laid out as it nears the
+#: screen (False). A section that content-visibility skips is not painted, and axe-core's colour rule
+#: finds an element's background by what is painted under it: there it reported a link of chapter 4 in
+#: dark mode on a light grey that no reader sees (a false violation), and it can as well miss a real one.
+LAID_OUT = """on => {
+  const old = document.getElementById('slr-laid-out');
+  if (old) old.remove();
+  if (on) {
+    const style = document.createElement('style');
+    style.id = 'slr-laid-out';
+    style.textContent = 'article section section { content-visibility: visible !important; }';
+    document.head.append(style);
+  }
+}"""
 PUT_BACK = """() => { for (const [stand_in, element] of window.__slrAside || []) stand_in.replaceWith(element);
   if (window.__slrOpened) window.__slrOpened.open = false; }"""
 
@@ -197,7 +215,9 @@ def accessibility(page, frame: bool = True) -> dict:
     """axe-core's violations in light mode (every rule of AXE_TAGS) and in dark mode (the rules on colours);
     with ``frame`` False, of the page less the theme's frame (:data:`THEME_FRAME`)."""
     page.add_script_tag(path=str(AXE_SCRIPT))
+    # (Set aside before every section is laid out, and put back after: the page is never laid out whole.)
     checked = page.evaluate(SET_ASIDE, AXE_FORMULAS)
+    page.evaluate(LAID_OUT, True)
     exclude = [] if frame else THEME_FRAME
     try:
         out = {"checked": checked, "light": page.evaluate(AXE_RUN, {"tags": AXE_TAGS, "rules": None, "exclude": exclude})}
@@ -205,6 +225,7 @@ def accessibility(page, frame: bool = True) -> dict:
         out["dark"] = page.evaluate(AXE_RUN, {"tags": AXE_TAGS, "rules": AXE_COLOUR_RULES, "exclude": exclude})
         set_mode(page, "light")
     finally:
+        page.evaluate(LAID_OUT, False)
         page.evaluate(PUT_BACK)
     return out
 
