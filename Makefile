@@ -197,7 +197,7 @@ bench: $(STAMP)
 	fi
 
 lab: $(STAMP)
-	$(PY) book/_ext/lab.py --out $(LAB_DIR)
+	$(PY) book/_ext/lab.py --out $(LAB_DIR) $(LAB_ARGS)
 
 clean:
 	rm -rf _build

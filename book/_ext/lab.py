@@ -2,6 +2,8 @@
 
     python book/_ext/lab.py                      # what `make lab` runs: write, then start JupyterLab
     python book/_ext/lab.py --no-start --out DIR # only write the notebooks and the settings
+    python book/_ext/lab.py --port 8899 --no-browser   # other options go to JupyterLab
+                                                 # (`make lab LAB_ARGS="--port 8899 --no-browser"`)
 
 Writes every chapter (or those of ``--chapters``) as a notebook for JupyterLab
 (``to_notebook.py``) into ``--out`` (default ``_build/lab``), trusted (jupyterlab-myst
@@ -13,7 +15,10 @@ there with:
   sliders), Pygments' styles. jupytext 1.19's own JupyterLab extension is built for
   JupyterLab 4.6 and fails to load in the 4.4 that jupyterlab-myst needs (a console error on
   every page), so it is left out; the chapters open as notebooks, not through jupytext;
-* the settings of ``book/_ext/jupyter`` (``JUPYTER_CONFIG_DIR``): no news announcements.
+* the settings of ``book/_ext/jupyter`` (``JUPYTER_CONFIG_DIR``): no news announcements;
+* what JupyterLab writes as it runs (workspaces, the reader's settings) under ``<out>/.jupyterlab``,
+  not in ``book/_ext/jupyter`` (a file there would be the repository's);
+* ``--allow-root`` when run as root (JupyterLab refuses to start otherwise, as in a container).
 
 ``tests/browser/test_jupyterlab.py`` starts JupyterLab the same way (:func:`lab_command`).
 """
@@ -80,9 +85,17 @@ def lab_command(root: Path, extensions: Path, port: int | None = None, extra: li
     return command + list(extra)
 
 
-def lab_env(**extra: str) -> dict:
-    """The environment for JupyterLab: this book's settings (``book/_ext/jupyter``)."""
+def lab_env(state: Path | None = None, **extra: str) -> dict:
+    """The environment for JupyterLab: this book's settings (``book/_ext/jupyter``), and, with ``state``,
+    the workspaces and the reader's settings written there."""
+    if state is not None:
+        extra = {"JUPYTERLAB_WORKSPACES_DIR": str(state / "workspaces"),
+                 "JUPYTERLAB_SETTINGS_DIR": str(state / "user-settings"), **extra}
     return dict(os.environ, JUPYTER_CONFIG_DIR=str(CONFIG), **extra)
+
+
+def as_root() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0
 
 
 def main() -> int:
@@ -90,14 +103,15 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "_build" / "lab")
     parser.add_argument("--chapters", default="", help="chapter stems, comma-separated (default: all)")
     parser.add_argument("--no-start", action="store_true", help="write the notebooks, do not start JupyterLab")
-    args = parser.parse_args()
+    args, to_lab = parser.parse_known_args()
     chapters = [ROOT / "book" / f"{stem}.md" for stem in args.chapters.split(",") if stem] or None
     written = write_notebooks(args.out, chapters)
     extensions = link_extensions(args.out / ".labextensions")
     print(f"{len(written)} chapters written to {args.out}")
     if args.no_start:
         return 0
-    return subprocess.call(lab_command(args.out, extensions), env=lab_env())
+    extra = to_lab + (["--allow-root"] if as_root() and "--allow-root" not in to_lab else [])
+    return subprocess.call(lab_command(args.out, extensions, extra=extra), env=lab_env(args.out / ".jupyterlab"))
 
 
 if __name__ == "__main__":

@@ -99,9 +99,12 @@ def resize(page, viewport: dict) -> None:
     page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
 
 
-#: Scroll through the page a screen at a time, as a reader does, then back to the top.
+#: Scroll through the page, as a reader does, then back to the top: two screens at a step, so that every
+#: part of the page comes within a screen of the one shown, the distance at which the book's script
+#: makes a box that scrolls reachable by keyboard (slr-book.js) and closer than Chromium's for loading a
+#: lazy image (1 250 px and more); the wait for every image to have loaded, at the end, holds the second.
 SCROLL_THROUGH = """async () => {
-  for (let y = 0; y < document.documentElement.scrollHeight; y += window.innerHeight) {
+  for (let y = 0; y < document.documentElement.scrollHeight; y += 2 * window.innerHeight) {
     window.scrollTo(0, y);
     await new Promise(r => requestAnimationFrame(() => setTimeout(r, 10)));
   }
@@ -574,8 +577,11 @@ def _measure(context, rel: str) -> dict:
             report["slider"] = _slider(page, rel)
 
         lap("controls")
-        page.emulate_media(media="print")
+        # The width first, then the medium: print lays out every section (content-visibility is off in
+        # print), which is done once, at the printed width, and not first at the desktop's.
         resize(page, PRINT)
+        page.emulate_media(media="print")
+        page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
         report["printed"] = {"equations": page.evaluate(EQUATIONS)}
         lap("print")
         report["phases"] = phases  # seconds each part of the visit took (for audit.py, not a test)
