@@ -95,6 +95,7 @@ def lab_env(state: Path | None = None, **extra: str) -> dict:
 
 
 def as_root() -> bool:
+    """Whether this process runs as root (JupyterLab then starts only with ``--allow-root``)."""
     return hasattr(os, "geteuid") and os.geteuid() == 0
 
 

@@ -93,10 +93,15 @@ def wait_for_page(page) -> None:
     page.evaluate("() => document.fonts.ready.then(() => true)")
 
 
+def next_frames(page) -> None:
+    """Return once the page has drawn two more frames (what was changed is laid out and painted)."""
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+
+
 def resize(page, viewport: dict) -> None:
     """The page at ``viewport``, laid out again (a frame later)."""
     page.set_viewport_size(viewport)
-    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    next_frames(page)
 
 
 #: Scroll through the page, as a reader does, then back to the top: two screens at a step, so that every
@@ -146,8 +151,8 @@ THEME_FRAME = [".bd-header", ".bd-sidebar-primary", ".bd-sidebar-secondary", ".b
 #:   kind (its class and the tags and classes inside it) is checked.
 #:
 #: The others are set aside while axe-core runs (chapter 16: about 2 600 elements left, about 3 s for
-#: both modes on the developers' machine, every section laid out: :data:`LAID_OUT`), and put back. The first fold of check verdicts is opened meanwhile:
-#: its verdicts' colours are checked too.
+#: both modes on the developers' machine, every section laid out: :data:`LAID_OUT`), and put back. The
+#: first fold of check verdicts is opened meanwhile: its verdicts' colours are checked too.
 AXE_FORMULAS = 20
 SET_ASIDE = """keep => {
   const aside = window.__slrAside = [];
@@ -192,7 +197,7 @@ LAID_OUT = """on => {
   if (on) {
     const style = document.createElement('style');
     style.id = 'slr-laid-out';
-    style.textContent = 'article section section { content-visibility: visible !important; }';
+    style.textContent = '* { content-visibility: visible !important; }';  // whatever rule set it
     document.head.append(style);
   }
 }"""
@@ -211,7 +216,7 @@ def set_mode(page, mode: str) -> None:
         page.evaluate("() => { document.head.lastElementChild.id = 'slr-no-transitions'; }")
     page.evaluate("mode => { document.documentElement.dataset.theme = mode; document.documentElement.dataset.mode = mode; }",
                   mode)
-    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    next_frames(page)
 
 
 def accessibility(page, frame: bool = True) -> dict:
@@ -581,7 +586,7 @@ def _measure(context, rel: str) -> dict:
         # print), which is done once, at the printed width, and not first at the desktop's.
         resize(page, PRINT)
         page.emulate_media(media="print")
-        page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+        next_frames(page)
         report["printed"] = {"equations": page.evaluate(EQUATIONS)}
         lap("print")
         report["phases"] = phases  # seconds each part of the visit took (for audit.py, not a test)
