@@ -13,7 +13,8 @@ sees without opening a fold, sideways scrolling on a phone, and unrendered marku
 the preface, the appendices, the API reference, search and index pages: the tests check the chapters
 and the preface), in light mode and, for the rules on colours, in dark mode, as ``visits.accessibility``
 does, and prints the violations; ``--whole`` checks every formula, code block and table rather than
-``visits.SET_ASIDE``'s selection (slower: about 15 s for a chapter).
+``visits.SET_ASIDE``'s selection, and every element for the rules on colours rather than one of each kind
+(``visits.AXE_SAMPLE``): slower, about 15 s for a chapter.
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ def axe_every_page(whole: bool) -> int:
             page = browser.new_page(viewport=DESKTOP)
             page.goto(path.as_uri(), wait_until="load")
             page.evaluate(visits.SCROLL_THROUGH)
-            result = visits.accessibility(page)
+            result = visits.accessibility(page, sample=not whole)
             counts = {mode: sum(v["count"] for v in result[mode]) for mode in ("light", "dark")}
             found += sum(counts.values())
             print(f"{str(path.relative_to(SITE)):<34} light {counts['light']:>3}  dark {counts['dark']:>3}", flush=True)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-import functools
+import collections
 import gzip
 import os
+import re
 import shutil
+import threading
 from pathlib import Path
 
 from bs4 import BeautifulSoup, CData, NavigableString, Tag
@@ -60,10 +62,32 @@ def html_pages() -> list[Path]:
     )
 
 
-@functools.lru_cache(maxsize=None)
+#: What the shared parse leaves out: each formula's drawing and MathML (its ``mjx-container`` stays,
+#: empty, with its attributes) and the page's glyph outlines. They are half of a page's HTML (10 MB of the
+#: book's 22), and were half the parse's time: test_site.test_formulas_come_typeset reads them in the
+#: page's text, and the other static checks leave formulas out.
+FORMULA_INSIDES = re.compile(r'(<mjx-container\b[^>]*>).*?(</mjx-container>)|(<svg id="slr-math-glyphs"[^>]*>).*?(</svg>)',
+                             re.S)
+_PARSES: dict[Path, BeautifulSoup] = {}
+_PARSING: dict[Path, threading.Lock] = collections.defaultdict(threading.Lock)
+
+
 def parsed(page: Path) -> BeautifulSoup:
-    """The page's HTML, parsed once per session and shared by the static checks: do not modify it."""
-    return BeautifulSoup(Path(page).read_text(encoding="utf-8"), "html.parser")
+    """The page's HTML less :data:`FORMULA_INSIDES`, parsed once per session and shared by the static
+    checks (do not modify it). Thread-safe: a page being parsed (conftest.py parses them all in a
+    thread) is waited for, not parsed again."""
+    page = Path(page)
+    with _PARSING[page]:
+        if page not in _PARSES:
+            # (Each match keeps its element's start and end tags: the groups that matched.)
+            html = FORMULA_INSIDES.sub(lambda m: "".join(g for g in m.groups() if g), page.read_text(encoding="utf-8"))
+            _PARSES[page] = BeautifulSoup(html, "html.parser")
+        return _PARSES[page]
+
+
+def forget_parses() -> None:
+    """Drop the shared parses (at the session's end: conftest.py)."""
+    _PARSES.clear()
 
 
 def text_outside(node, skipped) -> str:

@@ -61,6 +61,58 @@ def test_preface_has_no_accessibility_violation(browser_context):
         page.close()
 
 
+#: A page that breaks axe-core's rules on colours as a chapter could, many times over: grey text on white
+#: (color-contrast) after many paragraphs of the same kind that pass; a link told from its text by a
+#: colour too close to the text's (link-in-text-block); text that fails in dark mode only; and a kind
+#: whose first element axe-core cannot decide (half under another element), so that only a later one of
+#: its kind shows the violation.
+SAMPLE_PAGE = """<!doctype html><html lang="en" data-theme="light" data-mode="light"><head><title>sample</title>
+<style>
+  body { font: 16px sans-serif; color: #222; background: #fff; }
+  a { color: #0645ad; text-decoration: underline; }
+  .faint { color: #b0b0b0; }
+  .plain a { color: #555; text-decoration: none; }
+  html[data-theme=dark] body { color: #eee; background: #111; }
+  html[data-theme=dark] .dim { color: #3a3a3a; }
+  .box { position: relative; }
+  .cover { position: absolute; left: 0; top: 0; width: 50%; height: 100%; background: #000; }
+</style></head><body><main>
+  <h1>A page to check</h1>
+  {fine}
+  <p class="dim">Readable in light mode only.</p>
+  <div class="box"><div class="cover"></div><p class="faint">Half under a box: undecided.</p></div>
+  <div class="box"><p class="faint">The same grey, in the open: a violation.</p></div>
+  <p class="plain">A paragraph long enough to be a block of text, with <a href="#x">a link</a> told from the
+  words around it by a colour too close to theirs, and by nothing else: no underline, no border, no weight.</p>
+</main></body></html>""".replace("{fine}", "\n".join(f"<p>Paragraph {i}, with <a href='#p{i}'>a link</a> in it.</p>"
+                                                     for i in range(40)))
+
+
+def test_axe_sample_finds_what_every_element_finds(browser_context):
+    """The sample of the rules on colours (visits.AXE_SAMPLE: one element of each kind) finds the rules
+    and kinds that checking every element finds, the one behind an undecided element included, and
+    spares the elements of kinds already checked."""
+    found = {}
+    for sample in (True, False):
+        page = browser_context.new_page()
+        try:
+            page.set_content(SAMPLE_PAGE)
+            found[sample] = accessibility(page, sample=sample)
+        finally:
+            page.close()
+    every, sampled = found[False], found[True]
+    for mode in ("light", "dark"):
+        assert {v["id"] for v in sampled[mode]} == {v["id"] for v in every[mode]}, (mode, sampled[mode], every[mode])
+    assert {v["id"] for v in every["light"]} == {"color-contrast", "link-in-text-block"}, every["light"]
+    assert [v["id"] for v in every["dark"]] == ["color-contrast"], every["dark"]
+    # Light: the open grey paragraph, found through the retry of its kind (its first element undecided).
+    light = {v["id"]: v for v in sampled["light"]}
+    assert any("faint" in node for node in light["color-contrast"]["nodes"]), light["color-contrast"]
+    assert sampled["sample_light"]["kinds_retried"] >= 1, sampled["sample_light"]
+    spared = sampled["sample_light"]["rules"]
+    assert spared["color-contrast"]["spared"] >= 40 and spared["link-in-text-block"]["spared"] >= 30, spared
+
+
 @needs_book
 @pytest.mark.parametrize("rel", CHAPTERS)
 def test_chapter_page_sends_at_most_1_5_MB(chapter_visits, rel):

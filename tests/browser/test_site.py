@@ -158,7 +158,7 @@ def test_every_chapter_is_downloadable_as_ipynb(site):
 
 #: The most a page's HTML may send, gzipped as a web server sends it. A chapter of a thousand formulas
 #: sends about 0.2 MB; an image or a slider's frames put inside a page (rather than in files beside it,
-#: which test_accessibility.py counts with everything else the page loads) would exceed it.
+#: which test_page_access.py counts with everything else the page loads) would exceed it.
 PAGE_HTML_BYTES = 400_000
 
 

@@ -4,10 +4,10 @@ A visit loads the chapter at the phone's viewport (390 x 844: the load path a ph
 measures it (on one chapter it opens the phone menu), widens the same page to 1300 x 900, measures it
 there, scrolls through it (as a reader does: the figures below the first screen load, and slr-book.js
 makes the blocks that scroll reachable by keyboard as they near the screen) and counts the bytes the
-page loaded, runs axe-core's WCAG 2.1 A and AA rules on it, in light mode and (the rules on colours) in
-dark mode, moves its kernel-free slider where it has one (on one chapter it opens a fold of check
+page loaded, runs axe-core's WCAG 2.1 A and AA rules on it, in light mode and (the rule on colour
+contrast) in dark mode, moves its kernel-free slider where it has one (on one chapter it opens a fold of check
 verdicts and works the page's controls by keyboard), and last emulates print at an A4 text width.
-The tests (``test_layout.py``, ``test_browser.py``, ``test_accessibility.py``) read the report; the
+The tests (``test_layout.py``, ``test_browser.py``, ``test_page_access.py``) read the report; the
 page is not opened again.
 
 The visits run in processes of their own (``python visits.py CHAPTER...``), :data:`VISITORS` of
@@ -15,9 +15,10 @@ them with a Chromium each, started with the test session (conftest.py). They sha
 selected tests read (their ``rel`` parameter, or their ``visits`` marker), dealt in turn in the
 tests' order, and each goes through its share two pages ahead: each report is written to
 ``_build/visits/<chapter>.json`` as soon as it is measured, and :func:`visit` waits for that file.
-Meanwhile the test process checks the other pages in its own Chromium. Measured on 2 cores
-(2026-11-29, pytest's time for the whole browser stage): 113.6 s with one visiting process, whose
-visits then ended last (the test process idle for its last 35 s), 106.5 s and 107.0 s with two.
+Meanwhile the test process checks the other pages in its own Chromium, and reads the reports last
+(conftest.py). Measured on 2 cores (2026-11-29, pytest's time for the whole browser stage): 113.6 s
+with one visiting process, whose visits then ended last (the test process idle for its last 35 s),
+106.5 s and 107.0 s with two.
 """
 
 from __future__ import annotations
@@ -119,15 +120,109 @@ SCROLL_THROUGH = """async () => {
 }"""
 
 #: axe-core on the page (less the parts in ``exclude``, CSS selectors): the violations of the given
-#: rules (all of AXE_TAGS when none), each with its first elements and axe's summary of what fails.
-AXE_RUN = """async ({tags, rules, exclude}) => {
+#: rules (all of AXE_TAGS when none), each with its first elements and axe's summary of what fails; the
+#: elements of the sampled colour rules (:data:`AXE_SAMPLE`) that axe could not decide, but for text of
+#: no letter or digit (a check mark), which it never decides; and how many elements the sample spared.
+AXE_RUN = """async ({tags, rules, exclude, sample}) => {
   const only = rules ? {type: 'rule', values: rules} : {type: 'tag', values: tags};
   const context = exclude.length ? {include: [['html']], exclude: exclude.map(s => [s])} : document;
   // preload: false: axe would fetch the style sheets (for its rule on orientation), which a page opened
   // from disk may not do (a console error).
-  const result = await axe.run(context, {runOnly: only, resultTypes: ['violations'], preload: false});
-  return result.violations.map(v => ({id: v.id, count: v.nodes.length,
-    nodes: v.nodes.slice(0, 4).map(n => n.target.join(' ') + ': ' + (n.failureSummary || '').replace(/\\s+/g, ' ').slice(0, 240))}));
+  const options = {runOnly: only, resultTypes: ['violations', 'incomplete'], preload: false};
+  const S = window.__slrSample;
+  S.reset(sample);
+  const first = await axe.run(context, options);
+  const sampled = Object.fromEntries(Object.entries(S.rules).map(([id, r]) => [id, {kinds: r.covered.size, spared: r.spared}]));
+  // A kind whose element axe-core could not decide (text over another element, say) stands for nothing:
+  // every element of that kind is checked, in a second run of the sampled rules.
+  const undecided = result => result.incomplete.filter(v => v.id in S.rules).flatMap(v => v.nodes.map(n => ({rule: v.id, node: n})))
+    .filter(({node}) => !node.any.some(c => /non-text characters/.test(c.message)));  // a check mark: never decided
+  const retry = new Set(undecided(first).map(({node}) => S.keyOf.get(document.querySelector(node.target[0]))).filter(k => k));
+  let results = [first];
+  if (sample && retry.size) {
+    const ids = Object.keys(S.rules).filter(id => first.incomplete.some(v => v.id === id));
+    S.reset(true, retry);
+    results.push(await axe.run(context, {...options, runOnly: {type: 'rule', values: ids}}));
+  }
+  const seen = new Set();
+  const violations = {};
+  for (const r of results) for (const v of r.violations) {
+    const into = violations[v.id] = violations[v.id] || {id: v.id, count: 0, nodes: []};
+    for (const n of v.nodes) {
+      const where = n.target.join(' ');
+      if (seen.has(v.id + where)) continue;
+      seen.add(v.id + where);
+      into.count++;
+      if (into.nodes.length < 4) into.nodes.push(where + ': ' + (n.failureSummary || '').replace(/\\s+/g, ' ').slice(0, 240));
+    }
+  }
+  return {violations: Object.values(violations), sampled, retried: retry.size,
+          undecided: undecided(results[results.length - 1]).map(({rule, node}) => rule + ': ' + node.target.join(' '))};
+}"""
+#: axe-core's two rules on colours, each run on one element of every kind: of the elements a rule applies
+#: to, the first whose kind it has not met yet. An element's kind is everything the rule's verdict reads
+#: of it (axe-core 4.14's code): for color-contrast, the computed colour, size, weight and shadow of its
+#: text, whether that text has a letter or digit, and the colours, images, opacity, filters and
+#: positioning of it and of every element it sits in (what is painted beneath it, in a page whose
+#: content flows, as the book's does); for link-in-text-block, the link's and its block's text
+#: decoration, borders, fonts and colours (``elementIsDistinct``) with the same. Two elements of one kind
+#: get one verdict: the sample checks every colour the page shows, on every background it shows it on,
+#: in about a tenth of axe's time (chapter 16: 1 028 elements with text, 109 kinds). ``reset(false)``
+#: (``audit.py --axe --whole``) turns the sample off: every element.
+AXE_SAMPLE = """() => {
+  if (window.__slrSample) return;
+  const style = (el, props) => { const s = getComputedStyle(el); return props.map(p => s.getPropertyValue(p)).join(','); };
+  const TEXT = ['color', 'opacity', 'font-size', 'font-weight', 'font-style', 'font-family', 'text-shadow',
+                '-webkit-text-stroke-width', '-webkit-text-stroke-color', 'visibility'];
+  const LINK = TEXT.concat(['display', 'text-decoration', 'text-decoration-line', 'text-decoration-style',
+                            'background-image', 'border-bottom-style', 'border-bottom-width', 'border-bottom-color',
+                            'border-top-style', 'border-top-width', 'border-top-color', 'outline-style',
+                            'outline-width', 'outline-color']);
+  const BENEATH = ['background-color', 'background-image', 'background-clip', 'opacity', 'filter',
+                   'backdrop-filter', 'mix-blend-mode', 'position', 'z-index', 'transform', 'overflow'];
+  const beneath = el => {  // it and every element it sits in (cached for one run: the mode changes them)
+    if (!el) return '';
+    let key = sample.beneath.get(el);
+    if (key === undefined) { key = style(el, BENEATH) + '<' + beneath(el.parentElement); sample.beneath.set(el, key); }
+    return key;
+  };
+  const BLOCK = ['block', 'list-item', 'table', 'flex', 'grid', 'inline-block'];  // axe-core's isBlock
+  const block = el => {
+    let b = el.parentElement;
+    while (b) { const d = getComputedStyle(b).display; if (BLOCK.includes(d) || d.startsWith('table-')) return b; b = b.parentElement; }
+    return null;
+  };
+  const ownText = el => { let t = ''; for (const n of el.childNodes) if (n.nodeType === 3) t += n.nodeValue; return t; };
+  const FORMS = ['INPUT', 'SELECT', 'TEXTAREA'];
+  const kinds = {
+    // (An element with no text of its own, but a form's, is not color-contrast's: axe-core's
+    // hasRealTextChildren; it is passed to the rule's own test without being sorted.)
+    'color-contrast': el => {
+      const text = ownText(el);
+      if (!text.trim() && !FORMS.includes(el.tagName)) return null;
+      return style(el, TEXT) + '|' + /[\\p{L}\\p{N}]/u.test(text) + '|' + beneath(el);
+    },
+    'link-in-text-block': el => { const b = block(el); return style(el, LINK) + '|' + (b ? style(b, LINK) : '') + '|' + beneath(el); },
+  };
+  const sample = window.__slrSample = {on: true, beneath: new Map(), keyOf: new Map(), retry: null, rules: {},
+    reset(on, retry = null) {
+      this.on = on; this.retry = retry; this.beneath.clear(); this.keyOf.clear();
+      for (const r of Object.values(this.rules)) { r.covered.clear(); r.spared = 0; }
+    }};
+  for (const rule of axe._audit.rules.filter(r => r.id in kinds)) {
+    const kind = kinds[rule.id], applies = rule.matches;
+    const record = sample.rules[rule.id] = {covered: new Set(), spared: 0};
+    rule.matches = function (node, virtualNode, context) {
+      if (!sample.on) return applies.call(this, node, virtualNode, context);
+      const key = kind(node);
+      if (key === null) return applies.call(this, node, virtualNode, context);
+      if (sample.retry ? !sample.retry.has(key) : record.covered.has(key)) { record.spared++; return false; }
+      if (!applies.call(this, node, virtualNode, context)) return false;
+      record.covered.add(key);
+      sample.keyOf.set(node, key);
+      return true;
+    };
+  }
 }"""
 #: The rules whose verdict depends on the colour mode: run again in dark mode. (axe's other rule on
 #: colours, link-in-text-block, passes on an underline, and the book's links in text are underlined
@@ -150,9 +245,11 @@ THEME_FRAME = [".bd-header", ".bd-sidebar-primary", ".bd-sidebar-secondary", ".b
 #: * the tables of the cells' outputs, where a cell's colours come from its classes: one table of each
 #:   kind (its class and the tags and classes inside it) is checked.
 #:
-#: The others are set aside while axe-core runs (chapter 16: about 2 600 elements left, about 3 s for
-#: both modes on the developers' machine, every section laid out: :data:`LAID_OUT`), and put back. The
-#: first fold of check verdicts is opened meanwhile: its verdicts' colours are checked too.
+#: The others are set aside while axe-core runs (chapter 16: about 2 600 elements left, every section
+#: laid out: :data:`LAID_OUT`), and put back. The first fold of check verdicts is opened meanwhile: its
+#: verdicts' colours are checked too. The rules on colours then check one element of each kind
+#: (:data:`AXE_SAMPLE`): about 2 s for both modes on the developers' machine, against 3-6 s for every
+#: element (2026-12-07, 16 chapters: 32 s against 50 s in all).
 AXE_FORMULAS = 20
 SET_ASIDE = """keep => {
   const aside = window.__slrAside = [];
@@ -219,18 +316,24 @@ def set_mode(page, mode: str) -> None:
     next_frames(page)
 
 
-def accessibility(page, frame: bool = True) -> dict:
+def accessibility(page, frame: bool = True, sample: bool = True) -> dict:
     """axe-core's violations in light mode (every rule of AXE_TAGS) and in dark mode (the rules on colours);
-    with ``frame`` False, of the page less the theme's frame (:data:`THEME_FRAME`)."""
+    with ``frame`` False, of the page less the theme's frame (:data:`THEME_FRAME`); with ``sample``, the
+    rules on colours on one element of each kind (:data:`AXE_SAMPLE`). ``undecided``: the elements of
+    those rules that axe-core could not decide (in either mode), which the sample needs to be none."""
     page.add_script_tag(path=str(AXE_SCRIPT))
+    page.evaluate(AXE_SAMPLE)
     # (Set aside before every section is laid out, and put back after: the page is never laid out whole.)
     checked = page.evaluate(SET_ASIDE, AXE_FORMULAS)
     page.evaluate(LAID_OUT, True)
     exclude = [] if frame else THEME_FRAME
+    out = {"checked": checked}
     try:
-        out = {"checked": checked, "light": page.evaluate(AXE_RUN, {"tags": AXE_TAGS, "rules": None, "exclude": exclude})}
-        set_mode(page, "dark")
-        out["dark"] = page.evaluate(AXE_RUN, {"tags": AXE_TAGS, "rules": AXE_COLOUR_RULES, "exclude": exclude})
+        for mode, rules in (("light", None), ("dark", AXE_COLOUR_RULES)):
+            set_mode(page, mode)
+            run = page.evaluate(AXE_RUN, {"tags": AXE_TAGS, "rules": rules, "exclude": exclude, "sample": sample})
+            out[mode] = run["violations"]
+            out[f"sample_{mode}"] = {"rules": run["sampled"], "kinds_retried": run["retried"], "undecided": run["undecided"]}
         set_mode(page, "light")
     finally:
         page.evaluate(LAID_OUT, False)
