@@ -10,6 +10,10 @@ a wrong one (WCAG 2.1 A and AA, as axe-core checks them in tests/browser).
   content" while it shows "Show code cell source", which WCAG 2.5.3 (label in name; axe-core's
   ``label-content-name-mismatch``) does not allow: the node's HTML visitor is replaced by one that
   writes the same button without that name, so that its name is what it shows.
+* **The bibliography's entries.** docutils 0.21 gives each entry the role ``doc-biblioentry``, which
+  WAI-ARIA's DPUB module deprecates (axe-core's ``aria-deprecated-role``; the list that holds them then
+  has no list item, ``aria-required-children``): each entry is a ``listitem`` of its list, as the module
+  advises.
 
 The search button, the other such case, is a template (``book/_templates/search-button-field.html``). Colours are in
 ``static/slr-book.css``; blocks that scroll are made reachable by keyboard by ``static/slr-book.js``.
@@ -52,9 +56,19 @@ def visit_hidden_cell_input(self, node) -> None:
     self.body.append("</summary>\n")
 
 
+def visit_citation(self, node) -> None:
+    """docutils' ``visit_citation`` (0.21), the entry a ``listitem`` rather than a ``doc-biblioentry``."""
+    if not isinstance(node.previous_sibling(), type(node)):
+        self.body.append('<div role="list" class="citation-list">\n')
+    self.body.append(self.starttag(node, "div", classes=[node.tagname], role="listitem"))
+
+
 def setup(app):
+    from docutils import nodes
+    from docutils.writers._html_base import HTMLTranslator
     from myst_nb.sphinx_ import HideCodeCellNode, depart_HideCellInput
 
     _name_the_sidebar_toggles()
     app.add_node(HideCodeCellNode, override=True, html=(visit_hidden_cell_input, depart_HideCellInput))
+    app.add_node(nodes.citation, override=True, html=(visit_citation, HTMLTranslator.depart_citation))
     return {"parallel_read_safe": True, "parallel_write_safe": True}

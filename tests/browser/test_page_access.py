@@ -61,6 +61,29 @@ def test_preface_has_no_accessibility_violation(browser_context):
         page.close()
 
 
+#: Pages other than the chapters whose markup no chapter has: the bibliography (docutils' citations) and
+#: the indexes of proofs and modules (Sphinx's index tables), each of which axe-core once found at fault
+#: (a deprecated role; a letter row grey in dark mode). The API reference, the other appendices, the
+#: general index and search are checked by ``audit.py --axe``, not here: together about 25 s.
+OTHER_PAGES = ["book/bibliography.html", "prf-prf.html", "py-modindex.html"]
+
+
+@needs_book
+@pytest.mark.parametrize("rel", OTHER_PAGES)
+def test_other_page_has_no_accessibility_violation(browser_context, rel):
+    page, errors = open_committed(browser_context, rel, {"width": 1300, "height": 900})
+    try:
+        page.bring_to_front()
+        wait_for_page(page)
+        page.evaluate(SCROLL_THROUGH)
+        axe = accessibility(page, frame=False)  # (the frame: checked on the preface)
+        assert axe["light"] == [], f"{rel}, light mode: {_violations(axe['light'])}"
+        assert axe["dark"] == [], f"{rel}, dark mode: {_violations(axe['dark'])}"
+        assert errors == [], errors
+    finally:
+        page.close()
+
+
 #: A page that breaks axe-core's rules on colours as a chapter could, many times over: grey text on white
 #: (color-contrast) after many paragraphs of the same kind that pass; a link told from its text by a
 #: colour too close to the text's (link-in-text-block); text that fails in dark mode only; and a kind

@@ -60,6 +60,21 @@ def test_page_loads_nothing_from_the_network(page):
     assert network_loads(parsed(page)) == []
 
 
+#: The roles WAI-ARIA deprecates (axe-core 4.14's ``aria-deprecated-role``), which docutils wrote on the
+#: bibliography's entries (book/_ext/accessible_pages.py).
+DEPRECATED_ROLES = {"directory", "doc-biblioentry", "doc-endnote"}
+
+
+def test_no_page_uses_a_deprecated_role_and_the_bibliography_is_a_list(site):
+    """axe-core checks the chapters and the preface in the browser (test_page_access.py); the roles of
+    the other pages, which it found deprecated on the bibliography, are held here."""
+    deprecated = [(page.name, tag.name, tag["role"]) for page in html_pages() for tag in parsed(page).find_all(role=True)
+                  if tag["role"] in DEPRECATED_ROLES]
+    assert deprecated == [], deprecated[:5]
+    entries = parsed(site / "book" / "bibliography.html").select("article .citation")
+    assert len(entries) >= 20 and all(e.get("role") == "listitem" and e.parent.get("role") == "list" for e in entries)
+
+
 @pytest.mark.skipif(not PAGES, reason=f"{SITE} has no built book: run `make book` first")
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(SITE)))
 def test_page_has_one_copy_of_each_script_and_no_widget_state(page):

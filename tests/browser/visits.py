@@ -109,8 +109,12 @@ def resize(page, viewport: dict) -> None:
 #: part of the page comes within a screen of the one shown, the distance at which the book's script
 #: makes a box that scrolls reachable by keyboard (slr-book.js) and closer than Chromium's for loading a
 #: lazy image (1 250 px and more); the wait for every image to have loaded, at the end, holds the second.
-SCROLL_THROUGH = """async () => {
-  for (let y = 0; y < document.documentElement.scrollHeight; y += 2 * window.innerHeight) {
+#: (Given 1, a screen at a step: ``audit.py --axe`` on the API reference's long pages, whose sections
+#: take their size as they are laid out, where two screens can step over a block.)
+SCROLL_THROUGH = """async screens => {
+  // (Two screens at a step unless told: Playwright passes null, not undefined, for no argument.)
+  const step = (screens || 2) * window.innerHeight;
+  for (let y = 0; y < document.documentElement.scrollHeight; y += step) {
     window.scrollTo(0, y);
     await new Promise(r => requestAnimationFrame(() => setTimeout(r, 10)));
   }
