@@ -7,8 +7,9 @@
 #                    fresh kernel and every page rebuilt (and the cache refilled)
 #   make test        set up .venv (first use), library tests (those marked roundoff also
 #                    compiled for SSE4.2), slrlib alone in a fresh venv from its wheel
-#                    (tests/install), make book-fresh, then the
-#                    browser test (tests/browser: static checks and headless Chromium) on it
+#                    (tests/install), make book-fresh, the PDF (as make pdf), then the
+#                    browser test (tests/browser: static checks and headless Chromium, and the
+#                    PDF read back) on them
 #   make check       the loop while writing (about 2 min): the library's formatting (ruff),
 #                    the library tests recorded as fast (tests/durations.json), then the
 #                    chapters whose code changed, through the cache
@@ -19,6 +20,10 @@
 #                    JupyterLab (book/_ext/to_notebook.py) into _build/lab, and open JupyterLab
 #                    there: MyST rendered (jupyterlab-myst), the prose's numbers filled in as
 #                    the cells run
+#   make pdf         the whole book as one PDF, _build/pdf/book.pdf (book/_ext/book_pdf.py): the
+#                    built pages joined and printed by headless Chromium; runs make book first
+#                    when there is no successful build, and otherwise executes and builds nothing
+#                    (nothing at all when the PDF is newer than the last build)
 #   make clean       remove _build/ (the jupyter-cache included)
 #
 # Only python3 (3.11), Node.js and npm are needed beforehand; everything else is installed
@@ -37,7 +42,8 @@ STAMP  := $(VENV)/.installed
 # formula when the book is built (book/_ext/typeset_math.py), and axe-core, the accessibility
 # checker of tests/browser. Nothing is fetched at build or test time.
 NODE_STAMP := node_modules/.installed
-# Headless Chromium for the browser test (Debian's package; installed when missing).
+# Headless Chromium for the browser test and the PDF, and poppler's pdftotext and qpdf, which read
+# the PDF back (Debian's packages; installed when missing).
 CHROMIUM ?= chromium
 
 # Warnings are errors (-W), also for missing references (-n); --keep-going reports
@@ -98,7 +104,7 @@ LIBRARY_XLA = XLA_FLAGS="$(strip $(XLA_FLAGS) --xla_backend_optimization_level=0
 FORMAT_CHECK = ($(VENV)/bin/ruff format --check --quiet slrlib || { echo "run: $(VENV)/bin/ruff format slrlib" >&2; false; })
 
 .DEFAULT_GOAL := book
-.PHONY: book book-fresh test check durations durations-new bench clean install chromium lab
+.PHONY: book book-fresh test check durations durations-new bench clean install chromium lab pdf
 
 # The chapters as notebooks for JupyterLab (book/_ext/lab.py).
 LAB_DIR    := _build/lab
@@ -111,8 +117,8 @@ $(NODE_STAMP): package.json package-lock.json
 	@touch $@
 
 chromium:
-	@command -v $(CHROMIUM) >/dev/null || \
-		(apt-get update && apt-get install -y --no-install-recommends chromium)
+	@command -v $(CHROMIUM) >/dev/null && command -v pdftotext >/dev/null && command -v qpdf >/dev/null || \
+		(apt-get update && apt-get install -y --no-install-recommends chromium poppler-utils qpdf)
 
 $(STAMP): requirements.lock pyproject.toml
 	@start=$$(date +%s); \
@@ -155,6 +161,7 @@ test: $(STAMP) $(NODE_STAMP) chromium
 	@$(call stage,package,SLR_INSTALL_TEST=1 $(PY) -m pytest tests/install $(PYTEST_ARGS))
 	@$(call stage,roundoff,XLA_FLAGS=--xla_cpu_max_isa=$(OTHER_ISA) $(call JAX_CACHE_ENV,$(OTHER_ISA)) $(PY) -m pytest $(ROUNDOFF_FILES) -m roundoff $(XDIST) $(PYTEST_ARGS))
 	@$(call stage,book,$(MAKE) --no-print-directory book-fresh)
+	@$(call stage,pdf,$(PY) book/_ext/book_pdf.py --out $(PDF) --chromium $(CHROMIUM))
 	@$(call stage,browser,SLR_REQUIRE_BROWSER=1 $(PY) -m pytest tests/browser $(PYTEST_ARGS))
 	@$(PY) tools/stage_table.py $(STAGES)
 
@@ -164,9 +171,14 @@ test: $(STAMP) $(NODE_STAMP) chromium
 # tests keep their compiled programs in $(JAX_CACHE)/check from one run to the next (JAX's
 # key holds the program, the flags and the versions: a changed program is compiled again);
 # `make test` empties $(JAX_CACHE) when it starts.
+# First, the GitHub Actions workflows (.github/workflows, issue 41), which cannot run here: actionlint
+# (its run: scripts through the venv's shellcheck) and zizmor's pedantic audits, offline; any finding
+# fails. Both are pinned in requirements.lock; together they take under 2 s.
 # `make test` stays the full gate.
 check: $(STAMP) $(NODE_STAMP)
 	@start=$$(date +%s); \
+	$(VENV)/bin/actionlint -shellcheck $(VENV)/bin/shellcheck -pyflakes= .github/workflows/*.yml; \
+	$(VENV)/bin/zizmor --offline --no-progress --quiet --persona pedantic .github/workflows; \
 	$(FORMAT_CHECK); \
 	$(LIBRARY_XLA) $(call JAX_CACHE_ENV,check) $(PY) -m pytest --ignore=tests/browser --ignore=tests/install -m "not slow" -q $(XDIST) $(PYTEST_ARGS); \
 	$(PY) book/_ext/execute_chapters.py --jobs $(BOOK_JOBS); \
@@ -195,6 +207,13 @@ bench: $(STAMP)
 	else \
 		echo "no benchmarks yet"; \
 	fi
+
+# The whole book as one PDF from the last successful build (book/_ext/book_pdf.py says how and why).
+PDF := _build/pdf/book.pdf
+pdf: $(STAMP) $(NODE_STAMP) chromium
+	@[ -f $(BOOK_OK) ] || $(MAKE) --no-print-directory book
+	@if [ $(PDF) -nt $(BOOK_OK) ]; then echo "$(PDF) is already printed from the last build"; \
+	else $(PY) book/_ext/book_pdf.py --out $(PDF) --chromium $(CHROMIUM); fi
 
 lab: $(STAMP)
 	$(PY) book/_ext/lab.py --out $(LAB_DIR) $(LAB_ARGS)

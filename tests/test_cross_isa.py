@@ -4,7 +4,8 @@ XLA compiles for the host's instruction set, so the order of floating-point redu
 with it the last bits of every sum, depends on the CPU. Here short versions of the book's
 three kinds of training (exact PGD, stochastic PGD, the float32 Transformer layer) run in
 this process and in a subprocess compiled for SSE4.2 only (``XLA_FLAGS=--xla_cpu_max_isa``),
-and the logged numbers are compared. The bounds are those the README states:
+and the logged numbers are compared. The bounds are those CONTRIBUTING.md states
+("Instruction sets, XLA and reproducibility"):
 
 * random bits are integer arithmetic, the same everywhere; a float32 normal made from them
   (``erf_inv``) can differ by an ulp where the CPU has no FMA (SSE4.2), so batches agree to

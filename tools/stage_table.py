@@ -1,4 +1,4 @@
-"""Print the table of `make test`'s stages (install, library, package, roundoff, book, browser, total).
+"""Print the table of `make test`'s stages (install, library, package, roundoff, book, pdf, browser, total).
 
 ``make test`` appends one line per finished stage to ``_build/stages.tsv``: the stage's name, its
 wall seconds and its exit status. This prints them as a table against the budgets of

@@ -91,6 +91,7 @@ class ChapterGuide(SphinxDirective):
             para += nodes.Text("the preface only")
         fields += self._field("Needs", [para])
         fields += self._field("Reading", [nodes.paragraph(classes=["slr-reading-time"])])
+        fields += self._field("Executed", [nodes.paragraph(classes=["slr-executed"])])
         box += fields
 
         env = self.env
@@ -141,10 +142,34 @@ def fill_reading_time(app, doctree) -> None:
         return
     words = count_words(doctree)
     app.env.slr_chapter_guides[app.env.docname]["words"] = words
+    executed = executed_text(app, app.env.docname)
     for guide in guides:
         for para in guide.findall(nodes.paragraph):
             if "slr-reading-time" in para.get("classes", []):
                 para += nodes.Text(reading_text(words))
+            if "slr-executed" in para.get("classes", []):
+                ref = addnodes.pending_xref("", refdomain="std", reftype="ref", reftarget="execution-status",
+                                            refexplicit=True, refwarn=True)
+                ref += nodes.inline(executed, executed, classes=["xref", "std", "std-ref"])
+                para += ref
+
+
+def executed_text(app, docname: str) -> str:
+    """"in 41 s, 62 checks": the chapter's last execution (myst-nb's record of it, read from the
+    jupyter-cache) and the checks it made (``_build/checks/<stem>.json``, :mod:`check_ledger`); the
+    appendix "Execution status" has every chapter's."""
+    import json
+    from pathlib import Path
+
+    from myst_nb.sphinx_ import NbMetadataCollector
+
+    data = NbMetadataCollector.get_exec_data(app.env, docname) or {}
+    ledger = Path(app.srcdir) / app.config.slr_checks_dir / f"{docname.split('/')[-1]}.json"
+    checks = len(json.loads(ledger.read_text(encoding="utf-8"))) if ledger.is_file() else 0
+    if data.get("runtime") is None:
+        logger.warning(f"chapter-guide of {docname}: the build recorded no execution time for it", location=docname)
+        return f"{checks} checks"
+    return f"in {float(data['runtime']):.0f} s, {checks} checks"
 
 
 class ChapterMap(SphinxDirective):

@@ -12,13 +12,23 @@
     The benchmark results of ``make bench`` (``_build/bench.json``), as a table; a note saying
     how to produce them when the file is absent.
 
-Both pages are re-read on every build (the files they read are not Sphinx sources).
+``{execution-status}``
+    Every executed page of the table of contents, in its order: the seconds its last execution
+    took (myst-nb's record in the jupyter-cache, which ``book/_ext/execute_chapters.py`` fills),
+    against its budget in ``budgets.yml`` (times ``shared_factor`` when
+    ``_build/execution/<stem>.json`` says that several chapters ran at once), the checks it made
+    and how many failed, and when it was executed; above the table, the commit the book was built
+    from. A page executed in this build whose time is missing is a build warning.
+
+The three pages are re-read on every build (the files they read are not Sphinx sources).
 """
 
 from __future__ import annotations
 
 import json
 import re
+import subprocess
+import time
 from pathlib import Path
 
 from docutils import nodes
@@ -167,6 +177,104 @@ class BenchReport(SphinxDirective):
         return out
 
 
+class execution_status(nodes.General, nodes.Element):
+    """Placeholder for the status table, filled once every page is read (:func:`fill_status`)."""
+
+
+class ExecutionStatus(SphinxDirective):
+    """``{execution-status}``: each executed page's time against its budget, its checks, its date."""
+
+    def run(self) -> list[nodes.Node]:
+        env = self.env
+        env.slr_always_read = getattr(env, "slr_always_read", set()) | {env.docname}
+        return [execution_status()]
+
+
+def commit_described(root: Path) -> str:
+    """The commit the book is built from, ``abc1234`` (with "and uncommitted changes" when the work tree
+    differs from it), or a sentence saying that the sources are not a git checkout."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
+                              check=True).stdout.strip()
+    try:
+        commit = git("rev-parse", "--short=10", "HEAD")
+        dirty = git("status", "--porcelain", "--untracked-files=no")
+    except (OSError, subprocess.CalledProcessError):
+        return "sources that are not a git checkout"
+    return f"commit {commit}" + (" with uncommitted changes" if dirty else "")
+
+
+def execution_rows(app) -> list[dict]:
+    """One entry per executed page of the table of contents, in its order: docname, seconds, budget,
+    jobs, checks, failed, executed (UTC date and time)."""
+    import execute_chapters
+    from myst_nb.sphinx_ import NbMetadataCollector
+
+    env = app.env
+    budgets = execute_chapters.chapter_budgets()
+    folder = Path(env.srcdir) / env.config.slr_checks_dir
+    rows = []
+    for docname in _toc_order(env):
+        data = NbMetadataCollector.get_exec_data(env, docname) if docname in env.all_docs else None
+        if not data or data.get("runtime") is None:
+            continue
+        stem = docname.split("/")[-1]
+        seconds = float(data["runtime"])
+        recorded = execute_chapters.execution_file(stem)
+        jobs = 1
+        if recorded.is_file():
+            entry = json.loads(recorded.read_text(encoding="utf-8"))
+            if abs(float(entry["seconds"]) - seconds) < 1e-6:  # the record of this very execution
+                jobs = int(entry["jobs"])
+        ledger = folder / f"{stem}.json"
+        records = json.loads(ledger.read_text(encoding="utf-8")) if ledger.is_file() else []
+        rows.append({"docname": docname, "seconds": seconds, "budget": budgets.get(stem, budgets["default"]),
+                     "factor": budgets["shared_factor"] if jobs > 1 else 1.0, "jobs": jobs,
+                     "checks": len(records), "failed": sum(not r["passed"] for r in records),
+                     "executed": time.strftime("%Y-%m-%d %H:%M", time.gmtime(float(data["mtime"])))})
+    return rows
+
+
+def _toc_order(env) -> list[str]:
+    """Every document of the table of contents, depth first from the root."""
+    order, stack = [], [env.config.root_doc]
+    while stack:
+        doc = stack.pop(0)
+        if doc in order:
+            continue
+        order.append(doc)
+        stack[:0] = env.toctree_includes.get(doc, [])
+    return order
+
+
+def fill_status(app, doctree, fromdocname) -> None:
+    for placeholder in list(doctree.findall(execution_status)):
+        env = app.env
+        rows = execution_rows(app)
+        out: list[nodes.Node] = []
+        total = sum(r["seconds"] for r in rows)
+        def grouped(n: float) -> str:
+            return f"{n:,.0f}".replace(",", "\u202f")
+
+        intro = nodes.paragraph(text=(
+            f"Built from {commit_described(Path(env.srcdir))}. {len(rows)} pages executed, "
+            f"{grouped(total)} s of kernel time in all, {grouped(sum(r['checks'] for r in rows))} checks, "
+            f"{sum(r['failed'] for r in rows)} failed."))
+        out.append(intro)
+        table_rows = []
+        for r in rows:
+            number = ".".join(map(str, env.toc_secnumbers.get(r["docname"], {}).get("", ())))
+            title = (f"{number}. " if number else "") + _title(env, r["docname"])
+            budget = f"{r['budget']:.0f}" + (f" × {r['factor']:g}" if r["factor"] != 1 else "")
+            over = r["seconds"] > r["budget"] * r["factor"]
+            table_rows.append([_link(title, app.builder.get_relative_uri(fromdocname, r["docname"])),
+                               f"{r['seconds']:.0f}" + (" (over)" if over else ""), budget,
+                               str(r["checks"]), str(r["failed"]), r["executed"]])
+        out.append(_table(["Page", "Executed in (s)", "Budget (s)", "Checks", "Failed", "Executed (UTC)"],
+                          table_rows, [40, 12, 12, 10, 8, 18], classes=["slr-execution-status"]))
+        placeholder.replace_self(out)
+
+
 def _always_read(app, env, added, changed, removed) -> list[str]:
     return sorted(getattr(env, "slr_always_read", set()) - set(removed))
 
@@ -180,6 +288,9 @@ def setup(app):
     app.add_config_value("slr_bench_file", "_build/bench.json", "env")
     app.add_directive("check-ledger", CheckLedger)
     app.add_directive("bench-report", BenchReport)
+    app.add_node(execution_status)
+    app.add_directive("execution-status", ExecutionStatus)
+    app.connect("doctree-resolved", fill_status)
     app.connect("env-get-outdated", _always_read)
     app.connect("env-purge-doc", _purge)
     return {"version": "1.0", "parallel_read_safe": False, "parallel_write_safe": True}

@@ -123,6 +123,8 @@ ATTEMPTS = 2
 NATIVE_STACKS = True
 #: Where the native stacks of a hung kernel are written.
 HANGS_DIR = ROOT / "_build" / "hangs"
+#: Each chapter's last execution (:func:`record_execution`), for the appendix "Execution status".
+EXECUTION_DIR = ROOT / "_build" / "execution"
 
 
 class StallWatchdog(threading.Thread):
@@ -235,6 +237,21 @@ def chapter_budgets() -> dict[str, float]:
     budgets["default"] = float(spec["default"])
     budgets["shared_factor"] = float(spec["shared_factor"])
     return budgets
+
+
+def execution_file(stem: str) -> Path:
+    """Where a chapter's last execution is recorded: ``_build/execution/<stem>.json``."""
+    return EXECUTION_DIR / f"{stem}.json"
+
+
+def record_execution(stem: str, seconds: float, jobs: int) -> None:
+    """Record a chapter's execution for the appendix "Execution status" (book/_ext/check_ledger.py): its
+    seconds (the time myst-nb also reads from the cache), how many chapters ran at once, and when it ended."""
+    path = execution_file(stem)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"seconds": seconds, "jobs": jobs,
+                                "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}) + "\n",
+                    encoding="utf-8")
 
 
 def budget_table(rows: list[tuple[str, float]], budgets: dict[str, float],
@@ -394,6 +411,7 @@ def main(argv=None) -> int:
             if seconds is not None:
                 print(f"  {name}: executed in {seconds:.1f} s" + (f"; {traceback}" if traceback else ""), flush=True)
                 rows.append((name, seconds))
+                record_execution(name, seconds, workers)
                 if traceback:
                     retried.append(name)
             else:

@@ -1,7 +1,7 @@
 """Sphinx extension: Binder launch buttons only where the book names its repository.
 
-The one setting is ``repository.url`` in ``_config.yml`` (the README, "Publishing on
-Binder", says how to set it). While it is empty:
+The one setting is ``repository.url`` in ``_config.yml`` (CONTRIBUTING.md,
+"Publishing", says how to set it). While it is empty:
 
 * no page shows a launch button (the theme's ``binderhub_url`` is dropped), and content under
   ``{only} binder`` (the preface's paragraph on Binder) is left out;
