@@ -67,8 +67,13 @@ PDF_CSS = """
 html { font-size: 13.33px !important; }  /* 10 pt */
 html, body { background: #fff; }
 /* Long code cells and tables break across pages rather than leave a page blank. */
-div.cell, div.cell_input, div.cell_output, div.highlight, pre, table, .admonition, div.proof, .solution {
-  break-inside: auto !important; }
+div.cell, div.cell_input, div.cell_output, div[class*="highlight"], pre, table, .admonition, div.proof,
+.solution { break-inside: auto !important; }
+div.cell_input, div[class*="highlight"] { display: block !important; }
+/* A box that scrolls cannot break across pages (Chromium prints it whole, on the next page, and
+   leaves an empty frame behind): on paper nothing scrolls. */
+pre, div.highlight, div.cell_output, div.output, .pst-scrollable-table-container {
+  overflow: visible !important; max-height: none !important; }
 h1, h2, h3, h4, .admonition-title, p.rubric { break-after: avoid; }
 body { margin: 0; }
 .bd-article { padding: 0 !important; max-width: none !important; }
