@@ -39,7 +39,7 @@ EXERCISED: dict[str, list[tuple[str, str]]] = {
     # make check lints it and tests/test_workflow.py checks it) runs make pdf itself.
     "make pdf": [("make:pdf", "book/_ext/book_pdf.py --out $(PDF)"), ("make:test", "book/_ext/book_pdf.py --out $(PDF)"),
                  ("tests/browser/test_pdf.py", '"book.pdf"'), (".github/workflows/publish.yml", "make pdf")],
-    # tests/browser/test_jupyterlab.py (make test, stage browser) runs chapter 1 in the JupyterLab that
+    # tests/browser/test_jupyterlab.py (make test, stage browser) runs chapters 7 and 14 in the JupyterLab that
     # book/_ext/lab.py sets up, the script make lab runs.
     "make lab": [("make:lab", "book/_ext/lab.py"), ("tests/browser/labserver.py", "import lab"),
                  ("make:test", "tests/browser")],

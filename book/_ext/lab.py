@@ -15,6 +15,11 @@ there with:
   sliders), Pygments' styles. jupytext 1.19's own JupyterLab extension is built for
   JupyterLab 4.6 and fails to load in the 4.4 that jupyterlab-myst needs (a console error on
   every page), so it is left out; the chapters open as notebooks, not through jupytext;
+* jupyterlab-myst with one fix (:func:`patch_myst`): "Run all" runs every markdown cell at
+  once, and jupyterlab-myst evaluates a cell's ``{eval}`` numbers from the cell's last
+  rendering; a cell not rendered yet (a long chapter renders for seconds after it opens) had
+  none to evaluate, and its numbers stayed unevaluated. Patched, it reads them from the
+  cell's source, which it has just parsed;
 * the settings of ``book/_ext/jupyter`` (``JUPYTER_CONFIG_DIR``): no news announcements;
 * what JupyterLab writes as it runs (workspaces, the reader's settings) under ``<out>/.jupyterlab``,
   not in ``book/_ext/jupyter`` (a file there would be the repository's);
@@ -27,6 +32,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -43,16 +50,58 @@ def installed_extensions() -> Path:
     return Path(sysconfig.get_paths()["data"]) / "share" / "jupyter" / "labextensions"
 
 
+#: jupyterlab-myst 2.7.0's ``executeUserExpressions`` reads the expressions of the markdown cell that
+#: "Run all" has just run from the cell's last rendering (``cell.mystModel.mdast``), undefined until
+#: the cell has rendered once; :func:`patch_myst` makes it read them from the cell's source, parsed a
+#: line above (``cell.fragmentMDAST``), first.
+MYST_EXPRESSIONS = re.compile(r"null!==\((?P<n>\w)=null===\((?P<s>\w)=(?P<cell>\w)\.mystModel\)\|\|void 0===(?P=s)"
+                              r"\?void 0:(?P=s)\.mdast\)&&void 0!==(?P=n)\?(?P=n):\{\}")
+
+
+def patch_myst(source: Path, target: Path) -> bool:
+    """jupyterlab-myst (installed at ``source``) copied to ``target`` (JupyterLab serves no file that
+    links out of its extension's folder), the file that evaluates a cell's expressions
+    (:data:`MYST_EXPRESSIONS`) patched; returns whether it was found. Not found (another
+    version), the extension is linked as it is."""
+    patched = {}
+    for chunk in (source / "static").glob("*.js"):
+        text = chunk.read_text(encoding="utf-8", errors="surrogateescape")
+        new, count = MYST_EXPRESSIONS.subn(lambda m: f"({m.group('cell')}.fragmentMDAST||({m.group(0)}))", text)
+        if count == 1:
+            patched[chunk.name] = new
+    if target.is_symlink():
+        target.unlink()
+    elif target.exists():
+        shutil.rmtree(target)
+    if not patched:
+        target.symlink_to(source, target_is_directory=True)
+        return False
+    for path in source.rglob("*"):
+        if path.is_dir():
+            continue
+        here = target / path.relative_to(source)
+        here.parent.mkdir(parents=True, exist_ok=True)
+        if path.parent.name == "static" and path.name in patched:
+            here.write_text(patched[path.name], encoding="utf-8", errors="surrogateescape")
+        else:
+            shutil.copyfile(path, here)
+    return True
+
+
 def link_extensions(target: Path) -> Path:
-    """A folder holding links to :data:`EXTENSIONS` only; returns it."""
+    """A folder holding links to :data:`EXTENSIONS` only (jupyterlab-myst patched, :func:`patch_myst`);
+    returns it."""
     source = installed_extensions()
     for name in EXTENSIONS:
         link = target / name
-        if link.is_symlink() or link.exists():
-            continue
         if not (source / name).is_dir():
             raise FileNotFoundError(f"the JupyterLab extension {name} is not installed in {source}")
         link.parent.mkdir(parents=True, exist_ok=True)
+        if name == "jupyterlab-myst":
+            patch_myst(source / name, link)
+            continue
+        if link.is_symlink() or link.exists():
+            continue
         link.symlink_to(source / name, target_is_directory=True)
     return target
 

@@ -33,6 +33,7 @@ __all__ = [
     "PENDING",
     "figure_png",
     "show_figures",
+    "fold_verdicts",
 ]
 
 #: The numbers glued so far in this session (for :func:`glued`), and the live labels waiting
@@ -303,3 +304,260 @@ def show_figures() -> None:
     shell.display_formatter.formatters["image/png"].for_type(
         Figure, figure_png
     )
+
+
+# --------------------------------------------------------------------------- verdicts, folded
+#: The folded verdicts of this session, once :func:`fold_verdicts` has been called.
+_FOLDER = None
+#: The display ids of folded verdicts start so (what tells them from the cell's other outputs).
+_RUN_ID = "slr-checks-"
+
+
+def _folded_html(verdicts: Sequence[str]) -> str:
+    """A run of passed verdicts (their HTML) as the book folds them (``book/_ext/fold_checks.py``)."""
+    noun = "check" if len(verdicts) == 1 else "checks"
+    summary = f'<summary><span class="slr-checks-mark">✓</span> {len(verdicts)} {noun}</summary>'
+    return (
+        '<details class="slr-checks">'
+        + summary
+        + "".join(verdicts)
+        + "</details>"
+    )
+
+
+def _as_html(data: dict, metadata: dict) -> str | None:
+    """A display's bundle as HTML, to show inside a fold; None for one that HTML cannot hold (a widget)."""
+    if any(kind.startswith("application/vnd.jupyter.widget") for kind in data):
+        return None
+    if "text/html" in data:
+        return str(data["text/html"])
+    for kind in ("image/png", "image/jpeg"):
+        if kind in data:
+            size = (
+                metadata.get(kind, metadata)
+                if isinstance(metadata, dict)
+                else {}
+            )
+            width = (
+                f' width="{size["width"]}"'
+                if isinstance(size, dict) and "width" in size
+                else ""
+            )
+            return f'<img src="data:{kind};base64,{data[kind]}"{width} alt="">'
+    if "image/svg+xml" in data:
+        return str(data["image/svg+xml"])
+    if "text/plain" in data:
+        return f"<pre>{html.escape(str(data['text/plain']))}</pre>"
+    return None
+
+
+class _Folder:
+    """The outputs of the cell that runs, folded as the book folds them.
+
+    * Check verdicts: each run of consecutive passed verdicts is one output, "✓ 3 checks", that
+      opens to them. A verdict joins the run shown last when it comes from the same execution
+      and nothing else was output since (a table, a figure, printed text): the run's display is
+      then updated in place (``update_display``); otherwise it starts a new run, a new output
+      under the cell. A failed verdict is shown open, as it is, and ends the run.
+    * The code of a solution (a cell that the converter marks with the title of its solution,
+      which JupyterLab sends with the cell): all its displays, verdicts, tables and figures, in
+      one closed output "Solution to Exercise 7.1: the code's output", as the book's solution is
+      one closed dropdown (JupyterLab shows a cell's outputs again when it runs it, folded or not).
+
+    ``publish(bundle, display_id, update)`` shows a fold (IPython's ``display``);
+    :meth:`observe`, a display publisher's hook, counts the other outputs and takes a
+    solution's into its fold; ``execution()`` names the running execution, ``solution()`` the
+    title of the solution it is the code of (None: none).
+    """
+
+    def __init__(self, publish, execution=lambda: None, solution=lambda: None):
+        self.publish = publish
+        self.execution = execution
+        self.solution = solution
+        self.names: dict[str, str] = {}
+        self.outputs = 0
+        self.run: list[tuple[str, str]] = []
+        self.run_id = ""
+        self.run_at = (None, -1)
+        self.items: list[
+            tuple[str, str]
+        ] = []  # a solution's outputs: ("html" | "verdict", html)
+        self.items_id = ""
+        self.items_at = None
+
+    def named(self, text: str) -> str:
+        """``text`` with the labels a claim names ("(eq-t5-remainder)") as the book numbers them ("(7.7)")."""
+        for label, name in self.names.items():
+            text = text.replace(label, name)
+        return text
+
+    def observe(self, msg: dict) -> dict | None:
+        """A display publisher's hook: every output but a fold's own counts as one; a display of a
+        solution's code goes into the solution's fold instead (None: not sent as it is)."""
+        kind = msg.get("header", {}).get("msg_type")
+        content = msg.get("content", {})
+        if kind == "display_data":
+            if str(
+                content.get("transient", {}).get("display_id", "")
+            ).startswith(_RUN_ID):
+                return msg
+            title = self.solution()
+            shown = (
+                _as_html(content.get("data", {}), content.get("metadata", {}))
+                if title
+                else None
+            )
+            if shown is not None:
+                self._into_solution(title, "html", shown)
+                return None
+            self.outputs += 1
+        elif kind in ("stream", "execute_result", "error"):
+            self.outputs += 1
+        return msg
+
+    def _into_solution(self, title: str, kind: str, shown: str) -> None:
+        import uuid
+
+        here = self.execution()
+        update = bool(self.items) and self.items_at == here
+        if not update:
+            self.items, self.items_id, self.items_at = (
+                [],
+                _RUN_ID + uuid.uuid4().hex,
+                here,
+            )
+        self.items.append((kind, shown))
+        parts, run = [], []
+        for item_kind, item in self.items + [("end", "")]:
+            if item_kind == "verdict":
+                run.append(item)
+                continue
+            if run:
+                parts.append(_folded_html(run))
+                run = []
+            parts.append(item)
+        summary = f"{title}: the code's output"
+        bundle = {
+            "text/html": f'<details class="slr-solution"><summary>{html.escape(summary)}</summary>'
+            + "".join(parts)
+            + "</details>",
+            "text/plain": f"{summary} ({len(self.items)} outputs, folded)",
+        }
+        self.publish(bundle, self.items_id, update)
+
+    def show(self, result) -> None:
+        html_, text = self.named(result._repr_html_()), self.named(str(result))
+        title = self.solution()
+        if title:
+            self._into_solution(
+                title, "verdict" if result.passed else "html", html_
+            )
+            return
+        if not result.passed:
+            self.run = []
+            self.publish({"text/html": html_, "text/plain": text}, None, False)
+            self.outputs += 1
+            return
+        here = (self.execution(), self.outputs)
+        update = bool(self.run) and here == self.run_at
+        if update:
+            self.run.append((html_, text))
+        else:
+            import uuid
+
+            self.run, self.run_id = [(html_, text)], _RUN_ID + uuid.uuid4().hex
+        n = len(self.run)
+        bundle = {
+            "text/html": _folded_html([h for h, _ in self.run]),
+            "text/plain": "\n".join(
+                [f"✓ {n} check{'' if n == 1 else 's'}"]
+                + [f"  {t}" for _, t in self.run]
+            ),
+        }
+        self.publish(bundle, self.run_id, update)
+        self.run_at = here
+
+
+def fold_verdicts(names: dict[str, str] | None = None) -> None:
+    """Fold the check verdicts of this IPython session as the book folds them.
+
+    The HTML book folds each run of a cell's consecutive passed verdicts into one line, "✓ 11
+    checks", that opens to the list (``book/_ext/fold_checks.py``, a Sphinx transform). A
+    chapter opened as a notebook in JupyterLab (``book/_ext/to_notebook.py``, whose hidden
+    first cell calls this) gets the same from its kernel: from here on, :mod:`slrlib.verify`
+    shows each run as one output, an HTML ``<details>`` updated in place as the run grows, and
+    the outputs of a solution's code are one closed output too (``_Folder``). The book's
+    build never calls this: its outputs stay one verdict each.
+
+    Parameters
+    ----------
+    names : dict of str to str, optional
+        What to show for a label that a claim names: ``{"(eq-t5-remainder)": "(7.7)"}``, the
+        book's number of the equation (the converter finds them in the chapter's code).
+    """
+    global _FOLDER
+    try:
+        from IPython import get_ipython
+    except (
+        ImportError
+    ):  # pragma: no cover - IPython is a dependency of the book
+        return
+    shell = get_ipython()
+    if shell is None:
+        return
+    import sys
+
+    from IPython.display import display
+
+    from slrlib import verify
+
+    if _FOLDER is None:
+
+        def publish(bundle, display_id, update):
+            display(
+                bundle, raw=True, display_id=display_id, update=update
+            ) if display_id else display(bundle, raw=True)
+
+        def execution():
+            parent = getattr(shell, "parent_header", None) or {}
+            return (
+                parent.get("header", {}).get("msg_id") or shell.execution_count
+            )
+
+        def solution():
+            # JupyterLab sends a cell's metadata with its code (the converter marks a solution's).
+            parent = getattr(shell, "parent_header", None) or {}
+            slr = (parent.get("metadata") or {}).get("slr")
+            return slr.get("solution") if isinstance(slr, dict) else None
+
+        _FOLDER = _Folder(publish, execution, solution)
+        folder = _FOLDER
+        if hasattr(shell.display_pub, "register_hook"):
+            shell.display_pub.register_hook(folder.observe)
+
+        def count_writes(*_):
+            # Printed text between two verdicts parts them too. IPython (9) puts its own ``write``
+            # on the streams for each cell and restores the one it found after: wrapped anew as
+            # each cell starts.
+            for stream in (sys.stdout, sys.stderr):
+                write = getattr(stream, "write", None)
+                if write is None or getattr(write, "_slr_counted", False):
+                    continue
+
+                def counted(text, *args, _write=write, **kwargs):
+                    if text:
+                        folder.outputs += 1
+                    return _write(text, *args, **kwargs)
+
+                counted._slr_counted = True
+                try:
+                    stream.write = counted
+                except (
+                    AttributeError
+                ):  # pragma: no cover - a stream without an instance dict
+                    pass
+
+        count_writes()
+        shell.events.register("pre_run_cell", count_writes)
+        verify._show = folder.show
+    _FOLDER.names = dict(names or {})

@@ -50,7 +50,7 @@ def parse_pages_meanwhile():
 def lab_server(request):
     """JupyterLab for test_jupyterlab.py (labserver.py), started in a thread as the session starts when
     that test is selected; None otherwise."""
-    if not any(item.name in (LAB_FIRST, LAB_LAST) for item in request.session.items):
+    if not any(_test_name(item) in (LAB_FIRST, LAB_LAST) for item in request.session.items):
         yield None
         return
     server = LabServer().start()
@@ -137,10 +137,15 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
-#: The JupyterLab test in two: the first opens the chapter (which then starts running in its
-#: kernel), the second (last of all) reads the run; the built book's tests run in between.
-LAB_FIRST = "test_jupyterlab_serves_the_chapter"
-LAB_LAST = "test_chapter_renders_runs_and_its_slider_moves_in_jupyterlab"
+#: The JupyterLab test in two: the first opens the chapters (which then start running, each in its
+#: kernel), the second (last of all, one per chapter) reads the runs; the built book's tests run in between.
+LAB_FIRST = "test_jupyterlab_serves_the_chapters"
+LAB_LAST = "test_chapter_runs_in_jupyterlab_as_in_the_book"
+
+
+def _test_name(item) -> str:
+    """The test's function name (without the parameters of a parametrized test)."""
+    return getattr(item, "originalname", None) or item.name
 
 
 def _in_working_order(items) -> None:
@@ -152,9 +157,9 @@ def _in_working_order(items) -> None:
     (the other pages in its Chromium, the static checks) while the visits are made, rather than wait for
     a visit and then work alone once they are done (measured before this order: the visits done 109 s
     into the stage, which then went on alone for 34 s)."""
-    first = [i for i in items if i.name == LAB_FIRST]
-    last = [i for i in items if i.name == LAB_LAST]
-    rest = [i for i in items if i.name not in (LAB_FIRST, LAB_LAST)]
+    first = [i for i in items if _test_name(i) == LAB_FIRST]
+    last = [i for i in items if _test_name(i) == LAB_LAST]
+    rest = [i for i in items if _test_name(i) not in (LAB_FIRST, LAB_LAST)]
     readers = [i for i in rest if "chapter_visits" in getattr(i, "fixturenames", ())]
     own = [i for i in rest if "chapter_visits" not in getattr(i, "fixturenames", ())]
     items[:] = first + own + readers + last

@@ -1,10 +1,11 @@
-"""JupyterLab serving chapter 1, started in a thread at the start of the browser tests.
+"""JupyterLab serving chapters 7 and 14, started in a thread at the start of the browser tests.
 
-Writing the notebook, trusting it and starting the server take about 6 s, Chromium's loading
-JupyterLab and the kernel's start about 15 s more. None of it needs the test process: the
+Writing the notebooks, trusting them and starting the server take about 6 s, Chromium's loading
+JupyterLab and the kernels' start about 15 s more. None of it needs the test process: the
 thread here does the first part while the built book's first pages are checked, and
-``test_jupyterlab.py`` then opens the page without waiting for it (an init script starts "Run
-all" once the kernel is idle). The chapter runs while the other tests run; the last test reads it.
+``test_jupyterlab.py`` then opens the pages without waiting for them (an init script starts "Run
+all" once a page's kernel is idle). The chapters run while the other tests run, each in a page
+and a kernel of its own; the last tests read them.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from pathlib import Path
 
 from sitepaths import ROOT
 
-CHAPTER = ROOT / "book" / "01_task.md"
+#: The chapters run in JupyterLab: chapter 7 (the paper's boxes, equations, a slider, 71 checks) and
+#: chapter 14 (references to boxes further down, the book's own boxes among the paper's).
+CHAPTERS = [ROOT / "book" / "07_theorem5.md", ROOT / "book" / "14_softmax.md"]
 JUPYTER = Path(sys.executable).parent / "jupyter"
 #: How long the server may take to answer.
 START_TIMEOUT_S = 60
@@ -36,11 +39,11 @@ def _free_port() -> int:
 
 @dataclass
 class LabServer:
-    """The server's URL, the notebook's name and path once :meth:`wait` returns; ``problem`` if it failed."""
+    """The server's URL and the notebooks (chapter stem: path) once :meth:`wait` returns; ``problem`` if it
+    failed."""
 
     url: str = ""
-    name: str = ""
-    notebook: Path | None = None
+    notebooks: dict[str, Path] = field(default_factory=dict)
     problem: str | None = None
     _thread: threading.Thread | None = None
     _process: subprocess.Popen | None = None
@@ -105,12 +108,13 @@ class LabServer:
         settings = tmp / "settings" / "@jupyterlab" / "notebook-extension"
         settings.mkdir(parents=True)
         (settings / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
-        # The notebook written and trusted, and the extensions linked, as `make lab` does (lab.py),
+        # The notebooks written and trusted, and the extensions linked, as `make lab` does (lab.py),
         # in a process of its own (this thread would hold the test process's interpreter meanwhile).
         notebooks = tmp / "notebooks"
         subprocess.run([sys.executable, str(ROOT / "book" / "_ext" / "lab.py"), "--no-start", "--out", str(notebooks),
-                        "--chapters", CHAPTER.stem], env=env, check=True, capture_output=True, text=True)
-        written = notebooks / f"{CHAPTER.stem}.ipynb"
+                        "--chapters", ",".join(c.stem for c in CHAPTERS)], env=env, check=True, capture_output=True,
+                       text=True)
+        written = {c.stem: notebooks / f"{c.stem}.ipynb" for c in CHAPTERS}
         extensions = notebooks / ".labextensions"
         port = _free_port()
         self._log = open(tmp / "lab.log", "w")
@@ -132,4 +136,4 @@ class LabServer:
         else:
             self.problem = f"JupyterLab did not answer within {START_TIMEOUT_S} s: " + self.log_tail()
             return
-        self.url, self.name, self.notebook = url, written.name, written
+        self.url, self.notebooks = url, written
