@@ -32,6 +32,7 @@ import json
 import math
 import os
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,7 @@ __all__ = [
     "check_that",
     "z_scores",
     "records",
+    "show_verdicts_with",
     "DEFAULT_Z_MAX",
 ]
 
@@ -226,10 +228,34 @@ def _record(
             encoding="utf-8",
         )
         tmp.replace(target)
-    _show(result)
+    (_SHOW_WITH or _show)(result)
     if not result.passed:
         raise CheckFailed(f"check failed: {result}")
     return result
+
+
+#: What shows each verdict instead of :func:`_show` (:func:`show_verdicts_with`), or None.
+_SHOW_WITH = None
+
+
+def show_verdicts_with(show: Callable[[Check], None] | None) -> None:
+    """Show each check's verdict with ``show(check)`` rather than as an output of its own.
+
+    ``slrlib.book.display.fold_verdicts`` folds a cell's verdicts into one line this way in
+    JupyterLab; ``None`` shows each verdict as its own output again (the default).
+
+    Parameters
+    ----------
+    show : callable or None
+        Called with each :class:`Check` once it is recorded, before a failed one raises.
+    """
+    global _SHOW_WITH
+    if show is not None and not callable(show):
+        raise ValueError(
+            f"show must be callable or None, got {show!r} "
+            f"of type {type(show).__name__}"
+        )
+    _SHOW_WITH = show
 
 
 def _show(result: Check) -> None:

@@ -138,3 +138,19 @@ def test_verdict_renders_as_html_with_its_anchor_and_escaped_claim():
     page = result._repr_html_()
     assert 'id="check-html"' in page and "a &lt; b &amp; c" in page and "slr-check-pass" in page
     assert str(result).startswith("✓ a < b & c")
+
+
+def test_show_verdicts_with_routes_each_verdict_and_none_restores():
+    from slrlib import verify
+
+    shown = []
+    verify.show_verdicts_with(shown.append)
+    try:
+        result = verify.check_that("a shown verdict goes to the hook", True)
+    finally:
+        verify.show_verdicts_with(None)
+    assert shown == [result]
+    verify.check_that("after None, no longer", True)
+    assert shown == [result]
+    with pytest.raises(ValueError, match="show must be callable or None, got 3"):
+        verify.show_verdicts_with(3)

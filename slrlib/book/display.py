@@ -559,5 +559,5 @@ def fold_verdicts(names: dict[str, str] | None = None) -> None:
 
         count_writes()
         shell.events.register("pre_run_cell", count_writes)
-        verify._show = folder.show
+        verify.show_verdicts_with(folder.show)
     _FOLDER.names = dict(names or {})
