@@ -303,7 +303,8 @@ def test_no_markup_left_unrendered(page):
 # ------------------------------------------------------------------ orientation
 def test_every_chapter_opens_with_its_guide_and_ends_with_a_summary(site):
     """The guide box (book/_ext/chapter_guide.py) first, with what it shows, what it needs and a
-    reading time; a "Summary" section last but for the exercises and further questions."""
+    reading time, and how long it executed with how many checks (test_status_page.py checks the numbers);
+    a "Summary" section last but for the exercises and further questions."""
     for page in _chapter_pages(site):
         soup = parsed(page)
         article = soup.select_one("article")
@@ -314,7 +315,8 @@ def test_every_chapter_opens_with_its_guide_and_ends_with_a_summary(site):
             f"{page.name}: the guide is not at the top"
         fields = {" ".join(dt.get_text().split()).rstrip(":").strip(): " ".join(dd.get_text().split())
                   for dt, dd in zip(guide.select("dt"), guide.select("dd"))}
-        assert set(fields) == {"Shows", "Needs", "Reading"}, (page.name, fields)
+        assert set(fields) == {"Shows", "Needs", "Reading", "Executed"}, (page.name, fields)
+        assert re.fullmatch(r"in \d+ s, \d+ checks", fields["Executed"]), fields["Executed"]
         assert len(fields["Shows"]) > 40
         assert re.fullmatch(r"about \d+ min \([\d ]+ words of prose\)", fields["Reading"]), fields["Reading"]
         assert fields["Needs"] == "the preface only" or re.fullmatch(r"Chapter \d+(, Chapter \d+)*", fields["Needs"])
