@@ -278,19 +278,24 @@ def figure_png(fig) -> tuple[bytes, dict]:
     return buf.getvalue(), meta
 
 
+def _ipython_shell():
+    """The running IPython shell, or None outside IPython (or without it installed)."""
+    try:
+        from IPython import get_ipython
+    except (
+        ImportError
+    ):  # pragma: no cover - IPython is a dependency of the book
+        return None
+    return get_ipython()
+
+
 def show_figures() -> None:
     """Display every matplotlib Figure of this IPython session through :func:`figure_png`.
 
     Imports pyplot first, so that the inline backend, which registers its own PNG formatter
     when it starts, does not replace this one afterwards. Outside IPython it does nothing.
     """
-    try:
-        from IPython import get_ipython
-    except (
-        ImportError
-    ):  # pragma: no cover - IPython is a dependency of the book
-        return
-    shell = get_ipython()
+    shell = _ipython_shell()
     if shell is None:
         return
     import matplotlib
@@ -496,13 +501,7 @@ def fold_verdicts(names: dict[str, str] | None = None) -> None:
         book's number of the equation (the converter finds them in the chapter's code).
     """
     global _FOLDER
-    try:
-        from IPython import get_ipython
-    except (
-        ImportError
-    ):  # pragma: no cover - IPython is a dependency of the book
-        return
-    shell = get_ipython()
+    shell = _ipython_shell()
     if shell is None:
         return
     import sys
