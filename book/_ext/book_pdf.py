@@ -41,12 +41,14 @@ import json
 import os
 import posixpath
 import re
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).parent))
+
+from check_ledger import commit_described  # noqa: E402  (the status page names the build's commit the same way)
 #: The formulas (MathJax's SVG with its MathML), set aside while a page is parsed.
 FORMULA = re.compile(r"<mjx-container\b.*?</mjx-container>", re.S)
 #: A page's glyph block and each glyph in it (book/_ext/typeset_math.py).
@@ -206,14 +208,6 @@ def join_page(docname: str, source: str, included: set[str], html_dir: Path, out
     return re.sub(r'<span id="slr-formula-(\d+)"></span>', lambda m: formulas[int(m.group(1))], text)
 
 
-def commit() -> str:
-    try:
-        return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short=10", "HEAD"], capture_output=True,
-                              text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "no git checkout"
-
-
 def book_settings(root: Path = ROOT) -> dict:
     import yaml
 
@@ -263,7 +257,7 @@ def joined_document(html_dir: Path, out_dir: Path) -> tuple[str, list[tuple[str,
         "<p>After Marion, Berthier, Biau &amp; Boyer, <em>Attention layers provably solve single-location "
         "regression</em> (ICLR 2025)</p>"
         f'<p>{html.escape(settings.get("author", ""))}</p>'
-        f"<p>Printed {time.strftime('%Y-%m-%d', time.gmtime())} from commit {html.escape(commit())}.</p>"
+        f"<p>Printed {time.strftime('%Y-%m-%d', time.gmtime())} from {html.escape(commit_described(ROOT))}.</p>"
         f"<p>{where} The API reference of <code>slrlib</code> is left out of this PDF: it is an appendix of "
         "the HTML book, and in the library's docstrings.</p></div>")
     contents_page = ('<nav class="slr-pdf-contents" aria-label="Contents"><h1>Contents</h1><ol>'
