@@ -70,12 +70,21 @@ ROUNDOFF_FILES := $(shell grep -l 'mark\.roundoff' tests/test_*.py)
 # When make started (for the install stage of `make test`), and where its stages are timed.
 MAKE_START := $(shell date +%s)
 STAGES     := _build/stages.tsv
-# $(call stage,NAME,COMMAND): run COMMAND, append "NAME<tab>seconds<tab>exit status" to
+# $(call stage,NAME,COMMAND): run COMMAND, append "NAME<tab>seconds<tab>exit status<tab>start" to
 # $(STAGES); on failure print the stage table so far and stop with COMMAND's status.
 define stage
 start=$$(date +%s); rc=0; $(2) || rc=$$?; \
-printf '%s\t%s\t%s\n' $(1) $$(( $$(date +%s) - start )) $$rc >> $(STAGES); \
+printf '%s\t%s\t%s\t%s\n' $(1) $$(( $$(date +%s) - start )) $$rc $$start >> $(STAGES); \
 if [ $$rc -ne 0 ]; then $(PY) tools/stage_table.py $(STAGES); exit $$rc; fi
+endef
+# $(call beside,NAME,COMMAND): the stage NAME started in the background, its output kept in
+# _build/logs/NAME.log; $(call await_stage,NAME), in the same shell, waits for it, prints that log and
+# sets `failed` where the stage failed.
+define beside
+( $(call stage,$(1),$(2)) ) > _build/logs/$(1).log 2>&1 & $(1)_pid=$$!
+endef
+define await_stage
+wait $$$(1)_pid || failed=$$?; echo "--- stage $(1), run beside another (_build/logs/$(1).log):"; cat _build/logs/$(1).log
 endef
 # Extra pytest arguments, e.g. `make test PYTEST_ARGS="-x"`.
 PYTEST_ARGS ?=
@@ -150,18 +159,26 @@ book-fresh: $(STAMP) $(NODE_STAMP)
 	echo "$(CURDIR)/_build/html/index.html"
 
 # Library tests (tests/, not tests/browser), the fresh book build (a library change does
-# not invalidate the cache), then the built site: tests/browser (static checks of the
-# HTML and headless Chromium) on _build/html. Each stage's wall time (and exit status) goes
-# to $(STAGES); the table of them is printed at the end, or where a stage fails
-# (tools/stage_table.py, against the budgets in budgets.yml). "install" is everything
-# before the first stage: the venv, node_modules and Chromium (0 s when already there).
+# not invalidate the cache), the whole-book PDF, then the built site: tests/browser (static
+# checks of the HTML and headless Chromium) on _build/html and the PDF. The PDF's print keeps
+# one core busy (Chromium prints on one thread: 16 % of the CPU of `make pdf` is its own, the
+# rest of the busy core is Chromium's; `vmstat` showed about half the machine idle while it
+# printed): the tests compiled for another instruction set (roundoff) and the wheel's install
+# test (package), which need no book, run beside it, their output printed when they end. Each
+# stage's wall time, exit status and start go to $(STAGES); the table of them is printed at
+# the end, or where a stage fails (tools/stage_table.py, against the budgets in budgets.yml;
+# stages side by side count once in the total). "install" is everything before the first
+# stage: the venv, node_modules and Chromium (0 s when already there).
 test: $(STAMP) $(NODE_STAMP) chromium
 	@mkdir -p _build; rm -rf $(JAX_CACHE); printf 'install\t%s\t0\n' $$(( $$(date +%s) - $(MAKE_START) )) > $(STAGES)
 	@$(call stage,library,$(FORMAT_CHECK) && $(LIBRARY_XLA) $(call JAX_CACHE_ENV,native) $(PY) -m pytest --ignore=tests/browser --ignore=tests/install $(XDIST) $(PYTEST_ARGS))
-	@$(call stage,package,SLR_INSTALL_TEST=1 $(PY) -m pytest tests/install $(PYTEST_ARGS))
-	@$(call stage,roundoff,XLA_FLAGS=--xla_cpu_max_isa=$(OTHER_ISA) $(call JAX_CACHE_ENV,$(OTHER_ISA)) $(PY) -m pytest $(ROUNDOFF_FILES) -m roundoff $(XDIST) $(PYTEST_ARGS))
 	@$(call stage,book,$(MAKE) --no-print-directory book-fresh)
-	@$(call stage,pdf,$(PY) book/_ext/book_pdf.py --out $(PDF) --chromium $(CHROMIUM))
+	@mkdir -p _build/logs; failed=0; \
+	$(call beside,roundoff,XLA_FLAGS=--xla_cpu_max_isa=$(OTHER_ISA) $(call JAX_CACHE_ENV,$(OTHER_ISA)) $(PY) -m pytest $(ROUNDOFF_FILES) -m roundoff $(XDIST) $(PYTEST_ARGS)); \
+	$(call beside,package,SLR_INSTALL_TEST=1 $(PY) -m pytest tests/install $(PYTEST_ARGS)); \
+	( $(call stage,pdf,$(PY) book/_ext/book_pdf.py --out $(PDF) --chromium $(CHROMIUM)) ) || failed=$$?; \
+	$(call await_stage,roundoff); $(call await_stage,package); \
+	if [ $$failed -ne 0 ]; then $(PY) tools/stage_table.py $(STAGES); exit $$failed; fi
 	@$(call stage,browser,SLR_REQUIRE_BROWSER=1 $(PY) -m pytest tests/browser $(PYTEST_ARGS))
 	@$(PY) tools/stage_table.py $(STAGES)
 

@@ -123,6 +123,26 @@ def test_stage_table_totals_and_flags(tmp_path):
     assert lines[5].split()[:3] == ["total", "630", "2100"] and "OVER" not in lines[5]
 
 
+def test_stage_table_counts_stages_side_by_side_once(tmp_path):
+    """Stages timed with their start: the total is the wall time they cover, not the sum of their times."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import stage_table
+
+    record = tmp_path / "stages.tsv"
+    # install (no start), library 1000-1500, then pdf 1500-1580 beside roundoff 1500-1620 and package
+    # 1501-1540, then browser 1620-1700: 100 + 500 + 120 + 80 = 800 s, where the sum is 959.
+    record.write_text("install\t100\t0\nlibrary\t500\t0\t1000\npackage\t39\t0\t1501\npdf\t80\t0\t1500\n"
+                      "roundoff\t120\t0\t1500\nbrowser\t80\t0\t1620\n", encoding="utf-8")
+    rows = stage_table.read_stages(record)
+    assert rows[1] == ("library", 500.0, 0, 1000.0)
+    assert stage_table.total_seconds(rows) == 800
+    lines = stage_table.stage_table(rows, {"roundoff": 100, "total": 900}).splitlines()
+    assert lines[-1].split()[:3] == ["total", "800", "900"] and "OVER" not in lines[-1]
+    assert lines[4].endswith("beside pdf, roundoff") and lines[5].endswith("beside package, roundoff")
+    assert "OVER" in lines[6] and lines[6].endswith("beside package, pdf")
+    assert "beside" not in lines[3] and "beside" not in lines[7]
+
+
 def _parent_of(child_code: str) -> subprocess.Popen:
     """A process whose one child runs ``child_code`` (the watchdog watches a process's descendants)."""
     parent = f"import subprocess, sys; subprocess.run([sys.executable, '-c', {child_code!r}])"

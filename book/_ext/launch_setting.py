@@ -9,7 +9,10 @@ The one setting is ``repository.url`` in ``_config.yml`` (CONTRIBUTING.md,
   it only when launch buttons are on, so this extension does it then.
 
 When it is set, the ``binder`` tag is on and the theme builds the buttons from it and from
-``launch_buttons`` in ``_config.yml``; each button opens the chapter's notebook,
+``launch_buttons`` in ``_config.yml``; the preface's ``{only} binder`` paragraph names the site
+where the publishing workflow deploys the book (``.github/workflows/publish.yml``: GitHub Pages,
+``https://ORG.github.io/REPO/``), through the MyST substitutions ``book_site`` and ``book_pdf``
+set here (:func:`site_address`); each button opens the chapter's notebook,
 ``book/NN_name.ipynb``, which Binder's ``postBuild`` writes (``book/_ext/to_notebook.py``:
 MyST rendered in JupyterLab), not its MyST source, which JupyterLab would show as markup. A URL
 that names the placeholder organisation ``example`` is a build warning (an error under ``make``).
@@ -26,10 +29,37 @@ from sphinx.util import logging
 logger = logging.getLogger(__name__)
 
 PLACEHOLDER = "/example/"
+#: A repository on GitHub, as ``repository.url`` names it.
+GITHUB_REPOSITORY = re.compile(r"https://github\.com/([\w.-]+)/([\w.-]+?)(?:\.git)?/?")
 
 
 def repository_url(config) -> str:
     return str((config.html_theme_options or {}).get("repository_url", "") or "").strip()
+
+
+def site_address(url: str) -> str:
+    """Where GitHub Pages serves the book of the repository ``url`` (``https://github.com/ORG/REPO``):
+    ``https://org.github.io/REPO/`` (GitHub lowercases the owner in the host name); "" for no URL.
+
+    Raises ValueError for a URL that does not name a GitHub repository: the publishing workflow
+    deploys to GitHub Pages, so only such a repository has a site."""
+    url = url.strip()
+    if not url:
+        return ""
+    found = GITHUB_REPOSITORY.fullmatch(url)
+    if found is None:
+        raise ValueError(f"repository.url = {url!r} in _config.yml: expected https://github.com/ORG/REPO "
+                         "(the publishing workflow deploys to GitHub Pages), or empty")
+    owner, repo = found.groups()
+    return f"https://{owner.lower()}.github.io/{repo}/"
+
+
+def site_substitutions(url: str) -> dict[str, str]:
+    """The preface's MyST substitutions: the site and its PDF as links (empty without a repository)."""
+    site = site_address(url)
+    if not site:
+        return {"book_site": "", "book_pdf": ""}
+    return {"book_site": f"[{site}]({site})", "book_pdf": f"[{site}book.pdf]({site}book.pdf)"}
 
 
 def configure(app, config) -> None:
@@ -37,6 +67,7 @@ def configure(app, config) -> None:
     if PLACEHOLDER in url + "/":
         logger.warning(f"repository.url in _config.yml is a placeholder ({url}): set the book's repository, "
                        "or leave it empty for no launch buttons")
+    config.myst_substitutions = {**(getattr(config, "myst_substitutions", None) or {}), **site_substitutions(url)}
     if url:
         app.tags.add("binder")
         return

@@ -93,7 +93,7 @@ class LabServer:
             return
         sys.path.insert(0, str(ROOT / "book" / "_ext"))
         import lab as book_lab
-        from execute_chapters import single_thread_environment
+        from execute_chapters import COMPILATION_CACHE, compilation_cache_environment, single_thread_environment
 
         self._tmp = tempfile.TemporaryDirectory(prefix="slr-lab-")
         tmp = Path(self._tmp.name)
@@ -104,6 +104,10 @@ class LabServer:
         # The kernel's XLA on one thread, as in the book's build: the chapter runs beside Chromium,
         # which checks the built book meanwhile, and leaves it a core.
         env = single_thread_environment(env)
+        # The programs the book's build compiled for these chapters, under the same flags, are loaded,
+        # not compiled again (execute_chapters.py, COMPILATION_CACHE): what the page shows is the same.
+        if COMPILATION_CACHE.is_dir():
+            env = compilation_cache_environment(env)
         # Every cell in the page at once (no windowing), so that all the prose is rendered.
         settings = tmp / "settings" / "@jupyterlab" / "notebook-extension"
         settings.mkdir(parents=True)
