@@ -107,6 +107,19 @@ def test_optimal_lambda_beats_a_dense_grid(task):
     assert abs(r_star - float(oracle_risk(lam_star, task))) < 1e-15
 
 
+def test_optimal_lambda_with_one_token_is_interior_and_beats_a_dense_grid():
+    """L = 1: no noise term, yet the risk has an interior minimum (its docstring once said the upper
+    bound was returned)."""
+    task = SLRTask(d=10, L=1)
+    lam_star, r_star = optimal_lambda(task)
+    grid = np.logspace(-4, 2, 4001)
+    r = np.asarray(oracle_risk(jnp.asarray(grid), task))
+    assert 0 < r.argmin() < grid.size - 1  # interior on the grid
+    assert r_star <= r.min() + 1e-12
+    assert abs(math.log(lam_star) - math.log(grid[r.argmin()])) < 0.01
+    assert r[-1] > r_star + 1e-4  # the upper bound would be far from optimal
+
+
 def test_optimal_lambda_bad_bounds(task):
     with pytest.raises(ValueError, match="bounds"):
         optimal_lambda(task, bounds=(1.0, 0.1))

@@ -466,8 +466,10 @@ def optimal_lambda(
     -----
     For ``L >= 2`` the relevant term falls and the noise term rises with :math:`\lambda`, and the
     sum has a single minimum in the cases we checked (the tests compare with a dense grid).
-    For ``L = 1`` there is no noise term and the infimum is reached as :math:`\lambda \to \infty`
-    (the upper bound is returned).
+    For ``L = 1`` there is no noise term, yet the relevant term alone is not monotone: at
+    ``d = 10`` it is least at :math:`\lambda \approx 3.67` and rises beyond (the tests compare
+    with a dense grid there too). An interior minimiser is returned whenever there is one; the
+    upper bound is returned only when the risk still falls there.
     """
     task = check_task(task)
     lo, hi = (float(b) for b in bounds)

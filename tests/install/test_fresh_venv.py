@@ -99,6 +99,14 @@ def test_the_wheel_installs_the_core_dependencies_only(fresh):
     assert installed & extras == set(), installed & extras
 
 
+def test_the_wheel_marks_the_package_as_typed(fresh):
+    """PEP 561: a type checker reads slrlib's hints only where the installed package has ``py.typed``."""
+    python, _ = fresh
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          check=True, capture_output=True, text=True).stdout.strip()
+    assert (Path(site) / "slrlib" / "py.typed").is_file()
+
+
 def test_the_core_computes_without_the_extras(fresh):
     python, _ = fresh
     out = _run(python)
