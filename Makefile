@@ -161,9 +161,8 @@ book-fresh: $(STAMP) $(NODE_STAMP)
 # Library tests (tests/, not tests/browser), the fresh book build (a library change does
 # not invalidate the cache), the whole-book PDF, then the built site: tests/browser (static
 # checks of the HTML and headless Chromium) on _build/html and the PDF. The PDF's print keeps
-# one core busy (Chromium prints on one thread: 16 % of the CPU of `make pdf` is its own, the
-# rest of the busy core is Chromium's; `vmstat` showed about half the machine idle while it
-# printed): the tests compiled for another instruction set (roundoff) and the wheel's install
+# about one core of two busy (`vmstat 10` during `make pdf`: 37-48 % idle over its 68 s print,
+# 2026-12-07): the tests compiled for another instruction set (roundoff) and the wheel's install
 # test (package), which need no book, run beside it, their output printed when they end. Each
 # stage's wall time, exit status and start go to $(STAGES); the table of them is printed at
 # the end, or where a stage fails (tools/stage_table.py, against the budgets in budgets.yml;
