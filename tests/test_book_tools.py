@@ -172,6 +172,8 @@ def test_stall_watchdog_leaves_a_computing_kernel_alone():
     assert parent.wait(timeout=30) == 0
     watchdog.stop()
     assert not watchdog.stalled
+    # the least CPU over a full 2 s window: above the threshold, and at most the window of one core
+    assert watchdog.least_cpu is not None and 0.02 <= watchdog.least_cpu <= 2.0 + 0.5, watchdog.least_cpu
 
 
 def test_stall_watchdog_rejects_a_window_that_cannot_measure():
@@ -198,14 +200,14 @@ def test_a_chapter_whose_kernel_hangs_is_killed_and_executed_again(tmp_path, mon
     kernels = tmp_path / "tmp"
     kernels.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(kernels))  # where IPCKernelManager makes its folders
-    path, seconds, note = execute_chapters._execute((str(chapter), str(tmp_path / "cache"), 120))
+    path, seconds, note, _ = execute_chapters._execute((str(chapter), str(tmp_path / "cache"), 120))
     assert seconds is not None and "executed again after a hang" in note, note
     assert not list(kernels.glob("slr-kernel-*"))  # both kernels' folders removed at their shutdown
     assert flag.exists() and (tmp_path / "hangs" / "hangs_once-1.txt").is_file()
     # A kernel that hangs every time: killed twice, and the chapter fails, saying why.
     flag.unlink()
     chapter.write_text(chapter.read_text().replace("if not flag.exists():", "if True:"), encoding="utf-8")
-    path, seconds, failure = execute_chapters._execute((str(chapter), str(tmp_path / "cache"), 120))
+    path, seconds, failure, _ = execute_chapters._execute((str(chapter), str(tmp_path / "cache"), 120))
     assert seconds is None and failure.startswith("(hung: stacks in"), failure
     assert not list(kernels.glob("slr-kernel-*"))
 
@@ -220,14 +222,14 @@ def test_a_chapter_that_writes_to_stderr_fails_and_is_not_cached(tmp_path, monke
                        "```{code-cell} ipython3\nz = np.array([1.0]) / np.array([0.0])\n```\n", encoding="utf-8")
     monkeypatch.setattr(execute_chapters, "CHECKS_DIR", tmp_path / "checks")
     monkeypatch.setattr(execute_chapters, "HANGS_DIR", tmp_path / "hangs")
-    path, seconds, failure = execute_chapters._execute((str(chapter), str(tmp_path / "cache"), 120))
+    path, seconds, failure, _ = execute_chapters._execute((str(chapter), str(tmp_path / "cache"), 120))
     assert seconds is None, "a chapter that warns was accepted"
     assert "wrote to stderr" in failure and "code cell 2" in failure and "divide by zero" in failure, failure
     from jupyter_cache import get_cache
 
     assert get_cache(str(tmp_path / "cache")).list_cache_records() == []
     chapter.write_text(header + "```{code-cell} ipython3\nprint('fine')\n```\n", encoding="utf-8")
-    path, seconds, note = execute_chapters._execute((str(chapter), str(tmp_path / "cache"), 120))
+    path, seconds, note, _ = execute_chapters._execute((str(chapter), str(tmp_path / "cache"), 120))
     assert seconds is not None and note == "", note
     assert len(get_cache(str(tmp_path / "cache")).list_cache_records()) == 1
 

@@ -130,10 +130,10 @@ def compilation_cache_environment(environ: dict[str, str]) -> dict[str, str]:
 #: A kernel is taken as hung when, over ``STALL_SECONDS`` of a chapter's execution, its CPU time (with its
 #: children's) grew by less than ``STALL_CPU_SECONDS``. Every chapter computes from its first cell to its
 #: last (no cell waits on the network or a person), so a live kernel uses nearly a core, or half of one
-#: beside another chapter on 2 cores; the threshold, 5 s in 120 s, is 4 % of one core (no per-window
-#: minimum was measured).
-#: (240 s until 2026-11-29: each hang cost that much before the chapter ran again.)
-STALL_SECONDS = 120.0
+#: beside another chapter on 2 cores; the threshold, 5 s in 60 s, is 8 % of one core. A hung kernel seen
+#: on 2026-12-07 had used 3.8 s of CPU in 120 s (about 2 s a minute: its heartbeat and I/O threads).
+#: (240 s until 2026-11-29, 120 s until 2026-12-08: each hang cost that much before the chapter ran again.)
+STALL_SECONDS = 60.0
 STALL_CPU_SECONDS = 5.0
 #: Seconds between two looks at a kernel's CPU time.
 STALL_POLL = 10.0
@@ -165,6 +165,9 @@ class StallWatchdog(threading.Thread):
         self.root, self.window, self.min_cpu, self.poll, self.dump_to = root, window, min_cpu, poll, dump_to
         self.native_stacks = native_stacks
         self.stalled = False
+        #: The least CPU time the processes used over any complete window (None before one completed):
+        #: how far a live kernel stayed above ``min_cpu``.
+        self.least_cpu: float | None = None
         self._stop_event = threading.Event()
 
     def stop(self) -> None:
@@ -200,6 +203,9 @@ class StallWatchdog(threading.Thread):
             while len(history) > 1 and history[1][0] <= now - self.window:
                 history.popleft()  # keep the newest sample at least `window` old
             start, start_cpu = history[0]
+            if now - start >= self.window:
+                used = cpu - start_cpu
+                self.least_cpu = used if self.least_cpu is None else min(self.least_cpu, used)
             if now - start >= self.window and cpu - start_cpu < self.min_cpu:
                 self.stalled = True
                 self._dump(procs, now - start, cpu - start_cpu)
@@ -329,9 +335,9 @@ def stderr_outputs(notebook) -> list[str]:
     return found
 
 
-def _execute(job: tuple[str, str, int]) -> tuple[str, float | None, str | None]:
-    """Execute one chapter and cache it: (path, seconds, None or a note on a hang), or (path, None,
-    traceback) when it failed."""
+def _execute(job: tuple[str, str, int]) -> tuple[str, float | None, str | None, float | None]:
+    """Execute one chapter and cache it: (path, seconds, None or a note on a hang, least CPU seconds over
+    a watchdog window of its last execution), or (path, None, traceback, ...) when it failed."""
     path, cache_path, timeout = job
     from jupyter_cache import get_cache
     from jupyter_cache.base import CacheBundleIn
@@ -369,13 +375,15 @@ def _execute(job: tuple[str, str, int]) -> tuple[str, float | None, str | None]:
             failure = ("the chapter wrote to stderr (a warning reaches the page; fix its cause):\n  "
                        + "\n  ".join(written))
     if failure is not None:
-        return path, None, ("(hung: stacks in " + ", ".join(hangs) + ")\n" if hangs else "") + failure
+        return (path, None, ("(hung: stacks in " + ", ".join(hangs) + ")\n" if hangs else "") + failure,
+                watchdog.least_cpu)
     if not ledger.exists():  # a page that makes no check (the ledger page itself tells chapters apart)
         ledger.parent.mkdir(parents=True, exist_ok=True)
         ledger.write_text("[]\n", encoding="utf-8")
     cache.cache_notebook_bundle(CacheBundleIn(notebook, path, data={"execution_seconds": result.time}),
                                 check_validity=False, overwrite=True)
-    return path, result.time, ("" if not hangs else f"executed again after a hang (stacks in {', '.join(hangs)})")
+    return (path, result.time, ("" if not hangs else f"executed again after a hang (stacks in {', '.join(hangs)})"),
+            watchdog.least_cpu)
 
 
 def main(argv=None) -> int:
@@ -428,9 +436,12 @@ def main(argv=None) -> int:
     failed = []
     retried = []
     rows = []
+    least: list[tuple[float, str]] = []  # each chapter's least kernel CPU over a watchdog window
     with ctx.Pool(workers) as pool:
-        for path, seconds, traceback in pool.imap_unordered(_execute, jobs):
+        for path, seconds, traceback, least_cpu in pool.imap_unordered(_execute, jobs):
             name = Path(path).stem
+            if least_cpu is not None:
+                least.append((least_cpu, name))
             if seconds is not None:
                 print(f"  {name}: executed in {seconds:.1f} s" + (f"; {traceback}" if traceback else ""), flush=True)
                 rows.append((name, seconds))
@@ -450,6 +461,10 @@ def main(argv=None) -> int:
     print(f"execute_chapters: {len(rows)} executed in {wall:.0f} s wall ({total:.0f} s of kernel time)"
           + (f"; failed: {', '.join(failed)}" if failed else "")
           + (f"; executed again after a hang: {', '.join(retried)}" if retried else ""))
+    if least:
+        cpu, name = min(least)
+        print(f"execute_chapters: least kernel CPU over any {STALL_SECONDS:g} s: {cpu:.1f} s ({name}); "
+              f"a kernel under {STALL_CPU_SECONDS:g} s is taken as hung")
     if only:
         for p in order:
             _report(p)
