@@ -19,7 +19,7 @@ Then Figures 8 and 10 (``slrlib.experiments.transformer.TRANSFORMER_CONFIGS``: a
 by single-pass SGD, 20 runs × 8 000 steps and 10 runs × 10 000 steps, batch 128, d = 80,
 L = 10): once cold and ``--transformer-repeats`` times warm, and, as the baseline, the same
 configuration on ``--baseline-steps`` steps in a subprocess with JAX's stock (rolled) Threefry
-lowering (``SLRLIB_STOCK_THREEFRY=1``), beside the same short run here. And the chapter-12
+lowering (slrlib.threefry not called), beside the same short run here. And the chapter-12
 encoding: the [CLS] states of all 23 008 sentences of Appendix E.1 through the book's
 encoder (no disk cache), against unbatched encoding of a subset.
 
@@ -119,8 +119,10 @@ def main(argv=None) -> int:
 
     import jax
 
-    import slrlib  # noqa: F401  (float64)
-    from slrlib.threefry import unrolled_threefry_active
+    jax.config.update("jax_enable_x64", True)  # slrlib computes in float64
+    from slrlib.threefry import unrolled_threefry_active, use_unrolled_threefry
+
+    use_unrolled_threefry()
 
     out = Path(args.out)
     results: dict[str, dict] = json.loads(out.read_text()) if out.is_file() else {}
@@ -339,8 +341,10 @@ GOAL_TRANSFORMER_SECONDS = 60.0
 
 _BASELINE = """
 import json, sys, time, jax
-import slrlib
-from slrlib.threefry import unrolled_threefry_active
+jax.config.update("jax_enable_x64", True)
+from slrlib.threefry import unrolled_threefry_active, use_unrolled_threefry
+if sys.argv[3] == "unrolled":
+    use_unrolled_threefry()
 from slrlib.training.transformer import train_transformer
 from slrlib.experiments.transformer import TRANSFORMER_CONFIGS
 cfg = TRANSFORMER_CONFIGS[sys.argv[1]].replace(n_steps=int(sys.argv[2]), log_every=int(sys.argv[2]))
@@ -357,8 +361,7 @@ def _short_transformer_run(name: str, steps: int, stock: bool) -> dict:
     with JAX's stock Threefry lowering or slrlib's."""
     import subprocess
 
-    env = dict(os.environ, SLRLIB_STOCK_THREEFRY="1" if stock else "0")
-    proc = subprocess.run([sys.executable, "-c", _BASELINE, name, str(steps)], env=env,
+    proc = subprocess.run([sys.executable, "-c", _BASELINE, name, str(steps), "stock" if stock else "unrolled"],
                           capture_output=True, text=True, check=True)
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["stock"] == stock

@@ -20,65 +20,77 @@ The core needs NumPy, SciPy and JAX only; :mod:`slrlib.plots`, :mod:`slrlib.figu
 
 :mod:`slrlib.book` holds what exists for one chapter of the book; the library never imports it.
 
-**Importing slrlib switches JAX to float64** (``jax_enable_x64``), for the whole process. The
-closed forms are compared with simulations to standard errors of 1e-4 and plotted on log
-scales down to 1e-12, where float32 (7 digits) cannot serve, and every function of the
-library assumes it. Other JAX code in the same process then gets float64 wherever it creates
-arrays without a dtype: pass ``dtype=jnp.float32`` where float32 is wanted (slrlib's
-Transformer training does). :func:`x64_enabled` says whether the switch still holds.
-Importing slrlib also lowers JAX's Threefry generator on CPU with its rounds unrolled
-(:mod:`slrlib.threefry`): the same random bits, several times faster.
+**slrlib computes in float64, and leaves JAX's configuration to you.** Enable it once, before
+any computation::
+
+    import jax
+    jax.config.update("jax_enable_x64", True)
+
+Every entry point checks that it is on and raises :class:`Float64Required` (naming that line)
+when it is not: the closed forms are compared with simulations to standard errors of 1e-4 and
+plotted on log scales down to 1e-12, where float32 (7 digits) cannot serve, so no slrlib
+function computes silently in float32. ``import slrlib`` changes no global state and imports
+no JAX: the names below load on first use. :func:`slrlib.threefry.use_unrolled_threefry` is an
+opt-in, faster CPU lowering of JAX's random generator (the same random bits).
 """
 
 from __future__ import annotations
 
-import jax as _jax
+import importlib
+from typing import TYPE_CHECKING
 
-_jax.config.update("jax_enable_x64", True)
-
-from slrlib.threefry import use_unrolled_threefry as _use_unrolled_threefry  # noqa: E402
-
-_use_unrolled_threefry()  # same random bits, faster on CPU (see slrlib.threefry)
-
-from slrlib import (
-    case_studies,
-    core,
-    experiments,
-    extras,
-    training,
-    validation,
-)  # noqa: E402
-from slrlib.core.gaussian import zeta  # noqa: E402
-from slrlib.core.predictors import (  # noqa: E402
-    bayes_posterior,
-    bayes_predictor,
-    best_linear_weights,
-    erf_attention,
-    hard_oracle,
-    multi_head_erf_attention,
-    linear_predictor,
-    softmax_attention,
-)
-from slrlib.core.risk import (  # noqa: E402
-    MonteCarloEstimate,
-    Overlaps,
-    linear_risk,
-    manifold_risk,
-    monte_carlo_risk,
-    null_risk,
-    OptimalLambda,
-    optimal_lambda,
-    oracle_risk,
-    overlaps,
-    population_risk,
-    risk_from_overlaps,
-)
-from slrlib.core.task import MultiLocationTask, MultiSample, Sample, SLRTask  # noqa: E402
-from slrlib.core.geometry import manifold_directions, uniform_directions  # noqa: E402
-from slrlib.training.pgd import PGDResult, pgd  # noqa: E402
-from slrlib.training.sgd import SGDResult, sgd  # noqa: E402
-from slrlib.experiments.descent import recovered  # noqa: E402
-from slrlib.validation import checked  # noqa: E402
+if (
+    TYPE_CHECKING
+):  # what the names below are, for type checkers and IDEs; loaded on first use
+    from slrlib import (
+        case_studies,
+        core,
+        experiments,
+        extras,
+        figures,
+        plots,
+        threefry,
+        training,
+        validation,
+        widgets,
+    )
+    from slrlib.core.gaussian import zeta
+    from slrlib.core.geometry import manifold_directions, uniform_directions
+    from slrlib.core.predictors import (
+        bayes_posterior,
+        bayes_predictor,
+        best_linear_weights,
+        erf_attention,
+        hard_oracle,
+        linear_predictor,
+        multi_head_erf_attention,
+        softmax_attention,
+    )
+    from slrlib.core.risk import (
+        MonteCarloEstimate,
+        OptimalLambda,
+        Overlaps,
+        linear_risk,
+        manifold_risk,
+        monte_carlo_risk,
+        null_risk,
+        optimal_lambda,
+        oracle_risk,
+        overlaps,
+        population_risk,
+        risk_from_overlaps,
+    )
+    from slrlib.core.task import (
+        MultiLocationTask,
+        MultiSample,
+        Sample,
+        SLRTask,
+    )
+    from slrlib.experiments.descent import recovered
+    from slrlib.training.pgd import PGDResult, pgd
+    from slrlib.training.sgd import SGDResult, sgd
+    from slrlib.validation import Float64Required, checked
+    from slrlib.widgets import Slider, slider_figure
 
 __version__ = "0.1.0"
 
@@ -121,9 +133,10 @@ __all__ = [
     "sgd",
     "SGDResult",
     "recovered",
-    # argument checks under jax.jit; the float64 switch; the subpackages that need no extra
+    # argument checks under jax.jit; float64; the subpackages that need no extra
     "checked",
     "x64_enabled",
+    "Float64Required",
     "core",
     "training",
     "experiments",
@@ -132,35 +145,92 @@ __all__ = [
     "extras",
 ]
 
-#: Loaded on first use, because they need an extra (:mod:`slrlib.extras`): ``slrlib.plots``,
-#: ``slrlib.figures`` (matplotlib: ``pip install "slrlib[plots]"``) and ``slrlib.widgets``
-#: with ``Slider`` and ``slider_figure`` (``"slrlib[widgets]"``).
-_ON_FIRST_USE = {
-    "plots": "slrlib.plots",
-    "figures": "slrlib.figures",
-    "widgets": "slrlib.widgets",
-    "Slider": "slrlib.widgets",
-    "slider_figure": "slrlib.widgets",
+#: Where each public name lives. Nothing is imported by ``import slrlib``: a name loads its module on
+#: first use (PEP 562), so that ``python -m slrlib --help`` needs no JAX and ``import slrlib`` sets no
+#: global state. ``plots``, ``figures`` and ``widgets`` need extras (:mod:`slrlib.extras`).
+_WHERE = {
+    **{
+        name: "slrlib.core.task"
+        for name in ("SLRTask", "Sample", "MultiLocationTask", "MultiSample")
+    },
+    **{
+        name: "slrlib.core.predictors"
+        for name in (
+            "erf_attention",
+            "multi_head_erf_attention",
+            "softmax_attention",
+            "hard_oracle",
+            "bayes_posterior",
+            "bayes_predictor",
+            "linear_predictor",
+            "best_linear_weights",
+        )
+    },
+    "zeta": "slrlib.core.gaussian",
+    **{
+        name: "slrlib.core.risk"
+        for name in (
+            "Overlaps",
+            "overlaps",
+            "risk_from_overlaps",
+            "population_risk",
+            "manifold_risk",
+            "oracle_risk",
+            "OptimalLambda",
+            "optimal_lambda",
+            "null_risk",
+            "linear_risk",
+            "MonteCarloEstimate",
+            "monte_carlo_risk",
+        )
+    },
+    **{
+        name: "slrlib.core.geometry"
+        for name in ("uniform_directions", "manifold_directions")
+    },
+    **{name: "slrlib.training.pgd" for name in ("pgd", "PGDResult")},
+    **{name: "slrlib.training.sgd" for name in ("sgd", "SGDResult")},
+    "recovered": "slrlib.experiments.descent",
+    **{name: "slrlib.validation" for name in ("checked", "Float64Required")},
+    **{name: "slrlib.widgets" for name in ("Slider", "slider_figure")},
 }
+#: The subpackages and modules reachable as attributes (``slrlib.core``), loaded on first use too.
+_SUBMODULES = (
+    "core",
+    "training",
+    "experiments",
+    "case_studies",
+    "validation",
+    "extras",
+    "threefry",
+    "verify",
+    "plots",
+    "figures",
+    "widgets",
+)
 
 
 def __getattr__(name: str):
-    if name in _ON_FIRST_USE:
-        import importlib
+    if name in _WHERE:
+        value = getattr(importlib.import_module(_WHERE[name]), name)
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f"slrlib.{name}")
+    else:
+        raise AttributeError(f"module 'slrlib' has no attribute {name!r}")
+    globals()[name] = value  # the next lookup is a plain attribute
+    return value
 
-        module = importlib.import_module(_ON_FIRST_USE[name])
-        return (
-            module
-            if module.__name__ == f"slrlib.{name}"
-            else getattr(module, name)
-        )
-    raise AttributeError(f"module 'slrlib' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_WHERE) | set(_SUBMODULES))
 
 
 def x64_enabled() -> bool:
-    """True while JAX computes in float64 (``jax_enable_x64``), as every slrlib function assumes.
+    """True while JAX computes in float64 (``jax_enable_x64``), as every slrlib function requires.
 
-    ``import slrlib`` switches it on for the process; code that turns it off afterwards
-    (``jax.config.update("jax_enable_x64", False)``) would get float32 closed forms.
+    Turn it on with ``jax.config.update("jax_enable_x64", True)``; while it is off, slrlib's entry
+    points raise :class:`Float64Required`.
     """
-    return bool(_jax.config.jax_enable_x64)
+    import jax
+
+    return bool(jax.config.jax_enable_x64)

@@ -1,4 +1,9 @@
-"""Command line: ``python -m slrlib figure NAME [NAME ...] --out DIR`` and ``python -m slrlib figure --list``."""
+"""Command line: ``python -m slrlib figure NAME [NAME ...] --out DIR`` and ``python -m slrlib figure --list``.
+
+``--help`` and ``--version`` answer without importing JAX (``import slrlib`` loads nothing). The
+figure command is an application: it switches its own process's JAX to float64 and to slrlib's
+faster Threefry lowering (the same random bits), as the book does.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,10 @@ from typing import Sequence
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m slrlib", description=__doc__
+        prog="python -m slrlib", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"slrlib {_version()}"
     )
     sub = parser.add_subparsers(dest="command", required=True)
     fig = sub.add_parser(
@@ -46,20 +54,38 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from slrlib.extras import require
 
-    require("matplotlib", "python -m slrlib figure").use("Agg")
+    try:
+        require("matplotlib", "python -m slrlib figure").use("Agg")
+    except ModuleNotFoundError as err:
+        parser.exit(2, f"{parser.prog}: {err}\n")
+    import jax
+
+    jax.config.update("jax_enable_x64", True)  # slrlib computes in float64
     from slrlib import figures
-    import slrlib.book.figures  # noqa: F401  (registers the chapters' own figures)
+    from slrlib.threefry import use_unrolled_threefry
+
+    use_unrolled_threefry()  # the same random bits, faster on CPU
 
     if args.list:
         _print_list(figures, args.bench)
         return 0
     if not args.names:
         parser.error("figure: give at least one NAME, 'all', or --list")
-    wanted = figures.names() if args.names == ["all"] else args.names
-    unknown = [n for n in wanted if n not in figures.names()]
+    known = figures.names() + sorted(figures.unavailable())
+    wanted = known if args.names == ["all"] else args.names
+    unknown = [n for n in wanted if n not in known]
     if unknown:
-        parser.error(
-            f"unknown figure name(s) {unknown}; known: {figures.names()}"
+        parser.error(f"unknown figure name(s) {unknown}; known: {known}")
+    missing = {
+        n: figures.unavailable()[n]
+        for n in wanted
+        if n in figures.unavailable()
+    }
+    if missing:
+        extras = ",".join(sorted(set().union(*missing.values())))
+        parser.exit(
+            2,
+            f'{parser.prog}: {", ".join(missing)}: pip install "slrlib[{extras}]"\n',
         )
     for name in wanted:
         info = figures.write_figure(name, args.out, dpi=args.dpi)
@@ -107,6 +133,19 @@ def _print_list(figures, bench_path: str) -> None:
             else ""
         )
         print(f"{name:<24} {spec.chapter:>2}  {text:<18}{extra}  {spec.title}")
+    for name, extras in sorted(
+        figures.unavailable().items(), key=lambda item: (item[1], item[0])
+    ):
+        print(
+            f'{name:<24} {"":>2}  needs pip install "slrlib[{",".join(extras)}]"'
+        )
+
+
+def _version() -> str:
+    """slrlib's version (``import slrlib`` loads no JAX, so this is fast)."""
+    import slrlib
+
+    return slrlib.__version__
 
 
 if __name__ == "__main__":

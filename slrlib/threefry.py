@@ -16,15 +16,15 @@ and uniform, are identical to the stock lowering on every machine (tested in
 published Threefry-2x32 known-answer vectors). Only the speed changes: on a 2-core AMD EPYC,
 1.45 ns per 32-bit word instead of 6.9 (``make bench`` prints the measurement).
 
-``import slrlib`` calls it once, unless the environment variable ``SLRLIB_STOCK_THREEFRY`` is
-set to ``1`` (``make bench`` uses that to time JAX's own lowering beside it). It touches a
-private JAX module; if a JAX version moves it, nothing is registered and JAX's own lowering
-stays (same numbers, slower), and :func:`unrolled_threefry_active` says which one is in force.
+It is an opt-in: ``import slrlib`` changes nothing in JAX. The book's chapters, the figure command
+(``python -m slrlib figure``), the tests and the benchmarks call it once; a researcher may too,
+at the cost of changing, for the whole process, how JAX builds its CPU programs (never their
+results). It touches a private JAX module; if a JAX version moves it, nothing is registered and
+JAX's own lowering stays (same numbers, slower), and :func:`unrolled_threefry_active` says which
+one is in force.
 """
 
 from __future__ import annotations
-
-import os
 
 __all__ = ["use_unrolled_threefry", "unrolled_threefry_active"]
 
@@ -39,14 +39,12 @@ def use_unrolled_threefry() -> bool:
     Returns
     -------
     bool
-        Whether the unrolled lowering is now in force. False when ``SLRLIB_STOCK_THREEFRY=1``
-        (then it does nothing) or when the JAX internals it needs are missing.
+        Whether the unrolled lowering is now in force: False when the JAX internals it needs are
+        missing.
     """
     global _ACTIVE
     if _ACTIVE:
         return True
-    if os.environ.get("SLRLIB_STOCK_THREEFRY") == "1":
-        return False
     try:
         from jax._src.interpreters import mlir
         from jax._src.random import threefry2x32 as _tf

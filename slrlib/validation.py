@@ -25,6 +25,8 @@ import numpy as np
 from jax.typing import ArrayLike
 
 __all__ = [
+    "Float64Required",
+    "require_x64",
     "UNIT_NORM_TOL",
     "ORTHOGONALITY_TOL",
     "checked",
@@ -48,6 +50,37 @@ __all__ = [
 UNIT_NORM_TOL = 1e-6
 #: Tolerance on :math:`|\langle k^\star, v^\star\rangle|` (Assumption 1).
 ORTHOGONALITY_TOL = 1e-6
+
+
+class Float64Required(RuntimeError):
+    """JAX is in float32 (``jax_enable_x64`` off), and slrlib computes only in float64.
+
+    Not a ``ValueError``: no argument is wrong, the process's JAX configuration is.
+    """
+
+
+#: The message of :class:`Float64Required`: the one line that fixes it.
+X64_MESSAGE = (
+    'slrlib computes in float64, and JAX is in float32: run jax.config.update("jax_enable_x64", True) '
+    "once, after `import jax` and before creating arrays (slrlib leaves JAX's configuration to you; "
+    "see ARCHITECTURE.md, float64)"
+)
+
+
+def require_x64() -> None:
+    """Raise :class:`Float64Required` unless JAX computes in float64.
+
+    Every public entry point of slrlib reaches it, through :func:`as_float_array`,
+    :func:`check_real_scalar`, :func:`check_key` or the task's check, so that nothing is computed
+    silently in float32. At trace time under ``jax.jit`` it is a read of JAX's configuration.
+
+    Raises
+    ------
+    Float64Required
+        When ``jax.config.jax_enable_x64`` is off.
+    """
+    if not jax.config.jax_enable_x64:
+        raise Float64Required(X64_MESSAGE)
 
 
 def _short(value) -> str:
@@ -226,6 +259,7 @@ def check_real_scalar(
         When ``value`` is not a real number (``bool`` excluded), is not finite, or is below
         ``minimum``.
     """
+    require_x64()
     if isinstance(value, (bool, np.bool_)) or not isinstance(
         value, numbers.Real
     ):
@@ -270,6 +304,7 @@ def as_float_array(x: ArrayLike, name: str) -> jax.Array:
     ValueError
         When ``x`` is a string or cannot be converted to a real array.
     """
+    require_x64()
     if not is_concrete(x):
         return x
     if isinstance(x, (str, bytes)):
@@ -511,6 +546,7 @@ def check_key(key: object, name: str = "key") -> jax.Array:
     ValueError
         When ``key`` is neither a typed ``jax.random`` key nor a ``uint32`` array of shape (2,).
     """
+    require_x64()
     if not is_concrete(key):
         return key
     try:

@@ -1,4 +1,4 @@
-"""Shared fixtures. Importing slrlib first switches JAX to float64."""
+"""Shared fixtures. The tests run as the book does: JAX in float64, the unrolled Threefry lowering."""
 
 import json
 from pathlib import Path
@@ -7,8 +7,13 @@ import jax
 import numpy as np
 import pytest
 
-import slrlib  # noqa: F401  (float64)
-from slrlib import SLRTask
+jax.config.update("jax_enable_x64", True)  # slrlib computes in float64
+
+import slrlib  # noqa: E402
+from slrlib import SLRTask  # noqa: E402
+from slrlib.threefry import use_unrolled_threefry  # noqa: E402
+
+use_unrolled_threefry()  # the same random bits, faster on CPU
 
 from helpers import unit
 

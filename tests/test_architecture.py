@@ -25,16 +25,17 @@ LAYERS = {
     "training": {"validation", "core", "extras"},
     "experiments": {"validation", "core", "training", "case_studies"},
     "plots": {"validation", "core", "training", "experiments", "case_studies", "extras"},
-    "figures": {"validation", "core", "training", "experiments", "plots", "case_studies"},
+    "figures": {"validation", "core", "training", "experiments", "plots", "case_studies", "extras"},
     "case_studies": {"validation", "extras"},
     "widgets": {"plots", "extras"},  # the book's figure sizes and legibility (slrlib.plots.style)
     "verify": set(),
     "book": {"validation", "core", "training", "experiments", "plots", "figures", "case_studies", "widgets",
              "verify"},
-    # the package itself re-exports the library; the command line also registers the book's figures
+    # the package itself re-exports the library (loaded on first use); the command line also registers the
+    # book's figures, and sets up JAX for its own process (float64, slrlib.threefry)
     "__init__": {"validation", "threefry", "core", "training", "experiments", "plots", "figures",
                  "case_studies", "widgets", "extras"},
-    "__main__": {"figures", "book", "extras"},
+    "__main__": {"figures", "book", "extras", "threefry"},
 }
 
 

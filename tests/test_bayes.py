@@ -9,7 +9,6 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import slrlib  # noqa: F401  (float64)
 from slrlib import (
     SLRTask,
     bayes_posterior,

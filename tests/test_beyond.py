@@ -18,7 +18,6 @@ from scipy import optimize
 
 matplotlib.use("Agg")
 
-import slrlib  # noqa: F401  (float64)
 from slrlib.core.geometry import uniform_directions, overlap_coordinates
 from slrlib.book import ch08_beyond as beyond
 from slrlib import (

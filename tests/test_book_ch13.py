@@ -15,7 +15,6 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import slrlib  # noqa: F401  (float64)
 from slrlib.book import ch13_token_selection as ch13
 from slrlib.case_studies.token_selection import nn1 as NN
 

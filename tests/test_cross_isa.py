@@ -32,7 +32,9 @@ import pytest
 _SCRIPT = r"""
 import json, sys
 import numpy as np, jax
+jax.config.update("jax_enable_x64", True)
 import slrlib
+slrlib.threefry.use_unrolled_threefry()  # as the book and the suite run
 from slrlib.experiments import PGD_CONFIGS, SGD_CONFIGS, run_pgd_experiment, run_sgd_experiment
 from slrlib.training.transformer import train_transformer
 from slrlib.experiments.transformer import TRANSFORMER_CONFIGS

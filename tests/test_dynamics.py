@@ -596,6 +596,50 @@ def test_pgd_per_run_directions_by_rotation_invariance(dirs, batched_inits, batc
         np.testing.assert_allclose(getattr(dense, name), getattr(per_run, name), rtol=0, atol=1e-12, err_msg=name)
 
 
+def test_pgd_flags_diverged_runs(dirs, batched_inits, batched_run):
+    """alpha = 1e6 returned overlaps with nothing to say they are garbage: `diverged` (one flag per
+    run, after the existing fields) says so, for pgd and pgd_dense, also when only the first and
+    last steps are logged; the stable runs of BATCH_KW are not flagged."""
+    k_star, v_star = dirs
+    k0, v0 = batched_inits
+    assert batched_run._fields[-1] == "diverged" and batched_run._fields[:11] == (
+        "steps", "lam", "kappa", "nu", "theta", "eta", "rho", "risk", "distance", "k", "v")
+    assert isinstance(batched_run.diverged, np.ndarray) and batched_run.diverged.dtype == bool
+    assert batched_run.diverged.shape == (2, 3) and not batched_run.diverged.any()
+    huge = {**BATCH_KW, "alpha": 1e6}
+    for fn in (pgd, pgd_dense):
+        res = fn(k0, v0, k_star, v_star, TASK, **huge)
+        assert res.diverged.shape == (2, 3) and res.diverged.all(), fn.__name__
+        assert np.all(np.isfinite(res.risk))  # finite: no FloatingPointError, only the flag tells
+    sparse = pgd(k0, v0, k_star, v_star, TASK, **{**huge, "log_every": huge["n_steps"]})
+    assert sparse.diverged.all()
+    one = pgd(k0[0, 0], v0[0], k_star, v_star, TASK, **huge)
+    assert one.diverged.shape == () and bool(one.diverged)
+
+
+@pytest.mark.parametrize("alpha", [0.05, 3.0])
+def test_next_step_length_is_the_step_pgd_takes(dirs, batched_inits, alpha):
+    """The step criterion of `diverged`, alpha ||(I - k k^T) grad_k R||, computed from the overlaps,
+    equals tan of the angle by which one step of pgd turns k (and the same for v)."""
+    from slrlib.training.pgd import _overlap_grad, _tangent_steps
+
+    k_star, v_star = dirs
+    k0, v0 = batched_inits
+    res = pgd(k0, v0, k_star, v_star, TASK, lam=0.7, alpha=alpha, n_steps=1, log_every=1)
+    ov = [np.asarray(getattr(res, n))[..., 0] for n in ("kappa", "nu", "theta", "eta", "rho")]
+    grads = _overlap_grad(*ov, 0.7, float(TASK.d), float(TASK.L), TASK.gamma, TASK.eps)
+    step_k, step_v = np.asarray(_tangent_steps(grads, ov, alpha))
+
+    def tan_angle(a, b):
+        a = np.broadcast_to(np.asarray(a, float), np.shape(b))
+        a = a / np.linalg.norm(a, axis=-1, keepdims=True)
+        c = np.sum(a * b, axis=-1)
+        return np.linalg.norm(b - c[..., None] * a, axis=-1) / c
+
+    np.testing.assert_allclose(step_k, tan_angle(k0, res.k), rtol=1e-9)
+    np.testing.assert_allclose(step_v, tan_angle(v0, res.v), rtol=1e-9)
+
+
 def test_pgd_per_run_directions_bad_input(dirs, batched_inits):
     k_star, v_star = dirs
     k0, v0 = batched_inits  # runs (2, 3)

@@ -6,6 +6,7 @@ file stays fast.
 """
 
 import csv
+import json
 import math
 
 import jax
@@ -123,6 +124,32 @@ def test_recovered_and_trajectory_runs():
     assert trajectory_runs(_fake_result([1.0, 1.0, 1.0], [1.0, 1.0, 1.0])) == [0, 1]
 
 
+@pytest.mark.parametrize("result", [(1, 2), None, "result", np.zeros((3, 2))])
+def test_recovered_refuses_what_is_not_a_result(result):
+    """recovered((1, 2)) raised an AttributeError about `kappa`: a ValueError naming result."""
+    with pytest.raises(ValueError, match=r"^result must be a PGDResult \(a record with the fields kappa and nu"):
+        recovered(result)
+
+
+def test_recovered_refuses_logs_without_a_step_axis():
+    r = _fake_result([0.99], [0.99])._replace(kappa=np.float64(0.99))
+    with pytest.raises(ValueError, match=r"^result\.kappa and result\.nu must be arrays of the same shape"):
+        recovered(r)
+
+
+@pytest.mark.parametrize("tol", [-1, 0.0, 1.5, float("nan"), "0.05"])
+def test_recovered_refuses_a_tolerance_outside_0_1(tol):
+    """tol = -1 was accepted (and refused every run; tol > 1 accepts every one): tol is in (0, 1]."""
+    with pytest.raises(ValueError, match=r"^tol must be"):
+        recovered(_fake_result([0.99], [0.99]), tol=tol)
+
+
+def test_recovered_tolerance_bounds():
+    r = _fake_result([0.99, 0.5, 0.0], [0.99, 0.99, 0.99])
+    np.testing.assert_array_equal(recovered(r, tol=1.0), [True, True, False])  # |kappa| > 0
+    np.testing.assert_array_equal(recovered(r, tol=1e-3), [False, False, False])
+
+
 def test_bad_config_name():
     with pytest.raises(ValueError, match="config"):
         run_pgd_experiment("fig99")
@@ -219,3 +246,26 @@ def test_cli_rejects_unknown_and_empty(tmp_path):
     assert err.value.code == 2
     with pytest.raises(SystemExit):
         main(["figure"])
+
+
+def test_the_figure_catalogue_lists_what_each_module_registers():
+    """``figures.MODULES`` (and ``BOOK_FIGURES``) name, without importing, the figures each module
+    registers: ``--list`` relies on it to name a figure whose extra is missing. A fresh process
+    imports the modules one by one and records what each adds to the registry."""
+    import subprocess
+    import sys
+
+    script = (
+        "import importlib, json, jax\n"
+        "jax.config.update('jax_enable_x64', True)\n"
+        "from slrlib import figures\n"
+        "seen, out = set(), {}\n"
+        "for module in figures.MODULES:\n"
+        "    importlib.import_module(module)\n"
+        "    out[module] = sorted(set(figures._REGISTRY) - seen); seen |= set(figures._REGISTRY)\n"
+        "print(json.dumps(out))\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    registered = json.loads(proc.stdout.strip().splitlines()[-1])
+    for module, (_, listed) in figures.MODULES.items():
+        assert registered[module] == sorted(listed or figures.BOOK_FIGURES), module
+    assert figures.unavailable() == {}  # this environment has every extra

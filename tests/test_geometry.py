@@ -4,7 +4,6 @@ import jax
 import numpy as np
 import pytest
 
-import slrlib  # noqa: F401  (float64)
 from slrlib.core.geometry import (
     canonical_directions,
     directions_with_overlaps,
@@ -91,6 +90,17 @@ def test_reachable_boundary_and_projection():
 def test_bad_input(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+@pytest.mark.parametrize("d", [0, 1])
+def test_uniform_directions_needs_d_at_least_two(d):
+    """d = 1 returned +-1 (no task has d < 2): the message of SLRTask's, d >= 2 and why."""
+    with pytest.raises(ValueError, match=r"^d must be a positive integer \(>= 2: k\* and v\* must be orthogonal"):
+        uniform_directions(jax.random.key(0), d, (3,))
+    with pytest.raises(ValueError, match=r"^d must be a positive integer \(>= 2"):
+        SLRTask(d=d, L=3)  # the same rule, the same words
+    k, v = uniform_directions(jax.random.key(0), 2, (3,))
+    assert k.shape == v.shape == (3, 2)
 
 
 def test_manifold_directions_lie_on_the_manifold_and_shapes():

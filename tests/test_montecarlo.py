@@ -9,7 +9,6 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import slrlib  # noqa: F401  (float64)
 from slrlib import SLRTask, erf_attention, monte_carlo_risk, null_risk
 from slrlib.core.montecarlo import comparison_table, default_batch_size, mean_with_stderr, monte_carlo_mean
 from slrlib.book.ch02_selectors import relevant_token

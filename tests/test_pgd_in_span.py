@@ -25,7 +25,6 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import slrlib  # noqa: F401  (float64)
 from slrlib import SLRTask
 from slrlib.book.ch16_stress import stress_risk_kernel
 from slrlib.core.risk import risk_kernel

@@ -123,7 +123,7 @@ def test_using_slrlib_example_prints_the_numbers_its_comments_say():
 
     oracle = float(eval("oracle_risk(0.064, task)", namespace))
     linear = float(eval("linear_risk(task)", namespace))
-    null = float(eval("slrlib.null_risk(task)", namespace))
+    null = float(eval("null_risk(task)", {**namespace, "null_risk": __import__("slrlib").null_risk}))
     assert shown(oracle, typed("oracle_risk(0.064, task)")[0]), (oracle, comments)
     assert [shown(linear, typed("linear_risk(task)")[0]), shown(null, typed("linear_risk(task)")[1])] == [True, True]
     est = namespace["est"]

@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-import slrlib  # noqa: F401  (float64)
 from slrlib import SLRTask, erf_attention, softmax_attention
 from slrlib.core.montecarlo import monte_carlo_mean
 from slrlib.book.ch02_selectors import (

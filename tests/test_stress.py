@@ -24,7 +24,6 @@ import numpy as np
 import pytest
 from scipy.special import erf
 
-import slrlib  # noqa: F401  (float64)
 from slrlib import SLRTask
 from slrlib.book import ch16_stress as st
 from slrlib.core.geometry import manifold_directions

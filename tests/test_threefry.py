@@ -11,7 +11,7 @@ import jax.extend.random as jex_random
 import jax.numpy as jnp
 import numpy as np
 
-import slrlib  # noqa: F401  (registers the unrolled lowering)
+
 from slrlib.threefry import unrolled_threefry_active, use_unrolled_threefry
 
 # Draws compared with a process that never imports slrlib (JAX's rolled CPU lowering):

@@ -24,7 +24,6 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import slrlib  # noqa: F401  (float64)
 from slrlib.case_studies.token_selection import group_sparse as G
 
 Z_TOL = 4.5  # |gap| in standard errors

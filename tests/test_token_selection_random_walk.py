@@ -23,7 +23,6 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import slrlib  # noqa: F401  (float64)
 from slrlib.case_studies.token_selection import random_walk as RW
 
 Z_TOL = 4.5

@@ -20,7 +20,6 @@ import numpy as np
 import optax
 import pytest
 
-import slrlib  # noqa: F401  (float64)
 from slrlib import MultiLocationTask, SLRTask
 from slrlib.training import transformer as T
 from slrlib.experiments import transformer as TX

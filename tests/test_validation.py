@@ -156,6 +156,14 @@ def test_other_functions_bad_inputs(setup):
         erf_attention(jnp.ones(4), ks, vs, 0.3)
     with pytest.raises(ValueError, match=r"\bX\b"):
         bayes_predictor(X[:, :2], ks, vs, task)
+    with pytest.raises(ValueError, match=r"^X must be finite"):  # was NaN, silently
+        erf_attention(X.at[0, 0, 0].set(nan), ks, vs, 0.3)
+    with pytest.raises(ValueError, match=r"^X must be finite"):
+        bayes_predictor(X.at[1, 2, 3].set(inf), ks, vs, task)
+    with pytest.raises(ValueError, match=r"X \(10,\), k \(3,\), v \(\) do not broadcast"):  # was an einsum error
+        erf_attention(X, jnp.tile(ks, (3, 1)), vs, 0.3)
+    with pytest.raises(ValueError, match=r"X \(\), k \(3,\), v \(4,\) do not broadcast"):  # was a TypeError
+        erf_attention(X[0], jnp.tile(ks, (3, 1)), jnp.tile(vs, (4, 1)), 0.3)
     with pytest.raises(ValueError, match=r"\bW\b"):
         linear_predictor(X, jnp.ones((2, 4)))
     with pytest.raises(ValueError, match=r"\bv_star\b"):

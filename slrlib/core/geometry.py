@@ -358,7 +358,8 @@ def uniform_directions(
         A ``jax.random`` key, split in two: the first half draws every :math:`k`, the second
         every :math:`v` (normalised Gaussian vectors).
     d : int
-        The dimension.
+        The dimension, at least 2 (as :class:`~slrlib.core.task.SLRTask`'s: in dimension 1 the
+        "sphere" is :math:`\{-1, 1\}`, and there is no task to start from).
     shape : tuple of int
         Leading shape, e.g. ``(n_runs,)``.
 
@@ -370,13 +371,15 @@ def uniform_directions(
     Raises
     ------
     ValueError
-        When ``key`` is not a ``jax.random`` key, ``d`` is not a positive integer, or ``shape`` is
-        not a tuple of positive integers.
+        When ``key`` is not a ``jax.random`` key, ``d`` is not an integer ``>= 2``, or ``shape``
+        is not a tuple of positive integers.
         Values are checked when concrete; under ``jax.jit`` (or ``vmap``, ``grad``) only shapes are,
         unless the call is wrapped in :func:`slrlib.validation.checked`.
     """
     key = check_key(key)
-    d = check_positive_int(d, "d")
+    d = check_positive_int(
+        d, "d", minimum=2, why="k* and v* must be orthogonal unit vectors"
+    )
     return _uniform_pair(key, d, _check_shape_arg(shape))
 
 

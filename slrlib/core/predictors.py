@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.scipy.special import erf, logsumexp
 from jax.typing import ArrayLike
 
 from slrlib.validation import (
     as_float_array,
+    check_broadcast,
     check_finite,
     check_real_scalar,
     check_shape,
@@ -41,12 +43,68 @@ __all__ = [
 
 
 def _tokens(X):
+    """``X`` as a float array of shape (..., L, d), finite (NaN or inf would give NaN silently).
+
+    The values are checked when ``X`` is concrete (an eager NumPy pass over it); under tracing
+    they are checked at run time only inside :func:`slrlib.validation.checked` (elsewhere the
+    test's result is unused and the compiler drops it, so jitted loops pay nothing).
+    """
     X = as_float_array(X, "X")
     if jnp.ndim(X) < 2:
         raise ValueError(
             f"X must have shape (..., L, d), got shape {jnp.shape(X)}"
         )
+    _check_finite_tokens(X)
     return X
+
+
+def _check_finite_tokens(X):
+    """No NaN or inf in ``X``; the message counts the bad entries and shows the first one (the
+    whole of ``X``, as :func:`~slrlib.validation.check_finite` prints it, would say little).
+
+    Concrete ``X``: one matrix-vector product with a vector of ones first (a NaN or an infinity
+    in a row makes its sum non-finite; BLAS does it in about half the time of
+    ``np.isfinite(X).all()``, which the predictors would otherwise pay on every call), and the
+    entry-by-entry test only when a sum is not finite (a bad entry, or an overflow). Traced ``X``:
+    a run-time check inside :func:`slrlib.validation.checked`, nothing elsewhere (the unused
+    test is dropped when compiled).
+    """
+    if not is_concrete(X):
+        bad = ~jnp.isfinite(X)
+        check_at_run_time(
+            jnp.any(bad),
+            jnp.sum(bad),
+            "X must be finite (no NaN or inf), got {value} non-finite entries in X of shape "
+            f"{jnp.shape(X)}",
+        )
+        return
+    arr = np.asarray(X)
+    if arr.size == 0:
+        return
+    # float32 and float64 have BLAS kernels (float16, bfloat16 go entry by entry).
+    if arr.dtype in (np.float32, np.float64):
+        ones = np.ones(arr.shape[-1], arr.dtype)
+        with np.errstate(over="ignore", invalid="ignore"):
+            sums = arr.reshape(-1, arr.shape[-1]) @ ones
+        if np.isfinite(sums).all():
+            return
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        first = tuple(int(i) for i in np.argwhere(bad)[0])
+        n_bad = int(bad.sum())
+        raise ValueError(
+            f"X must be finite (no NaN or inf), got {n_bad} non-finite "
+            f"entr{'y' if n_bad == 1 else 'ies'} in X of shape {arr.shape}, the first "
+            f"X[{', '.join(map(str, first))}] = {float(arr[first])}"
+        )
+
+
+def _batches(X, **batch_shapes):
+    """The batch shapes (leading axes) of ``X`` (all but its last two) and of the directions
+    (``name=shape``) broadcast together; otherwise a ``ValueError`` naming every one with its
+    batch shape (JAX alone raises a ``TypeError`` about ``mul`` or an ``einsum`` label error).
+    """
+    check_broadcast(X=jnp.shape(X)[:-2], **batch_shapes)
 
 
 def _direction(x, name, d):
@@ -105,8 +163,9 @@ def hard_oracle(
     Raises
     ------
     ValueError
-        When ``X`` has fewer than two axes, or a direction has the wrong last axis, is not
-        finite or is not of unit norm.
+        When ``X`` has fewer than two axes or is not finite (NaN or inf), a direction has the
+        wrong last axis, is not finite or is not of unit norm, or the batch shapes (leading axes)
+        of ``X`` (all but its last two), ``k_star`` and ``v_star`` do not broadcast together.
         Values are checked when concrete; under ``jax.jit`` (or ``vmap``, ``grad``) only shapes are,
         unless the call is wrapped in :func:`slrlib.validation.checked`.
     """
@@ -114,6 +173,7 @@ def hard_oracle(
     d = X.shape[-1]
     k_star = _direction(k_star, "k_star", d)
     v_star = _direction(v_star, "v_star", d)
+    _batches(X, k_star=k_star.shape[:-1], v_star=v_star.shape[:-1])
     scores = _project(X, k_star)
     weights = jax.nn.one_hot(
         jnp.argmax(scores, axis=-1), X.shape[-2], dtype=X.dtype
@@ -151,9 +211,10 @@ def softmax_attention(
     Raises
     ------
     ValueError
-        When ``X`` has fewer than two axes, a direction has the wrong last axis, is not finite
-        or is not of unit norm, or ``lam`` is not a real number ``>= 0``
-        (checked on concrete values).
+        When ``X`` has fewer than two axes or is not finite (NaN or inf), a direction has the
+        wrong last axis, is not finite or is not of unit norm, the batch shapes (leading axes)
+        of ``X`` (all but its last two), ``k`` and ``v`` do not broadcast together, or ``lam`` is
+        not a real number ``>= 0`` (checked on concrete values).
         Values are checked when concrete; under ``jax.jit`` (or ``vmap``, ``grad``) only shapes are,
         unless the call is wrapped in :func:`slrlib.validation.checked`.
     """
@@ -161,6 +222,7 @@ def softmax_attention(
     d = X.shape[-1]
     k = _direction(k, "k", d)
     v = _direction(v, "v", d)
+    _batches(X, k=k.shape[:-1], v=v.shape[:-1])
     lam = _lam(lam)
     weights = jax.nn.softmax(lam * _project(X, k), axis=-1)
     return jnp.sum(weights * _project(X, v), axis=-1)
@@ -195,9 +257,10 @@ def erf_attention(
     Raises
     ------
     ValueError
-        When ``X`` has fewer than two axes, a direction has the wrong last axis, is not finite
-        or is not of unit norm, or ``lam`` is not a real number ``>= 0``
-        (checked on concrete values).
+        When ``X`` has fewer than two axes or is not finite (NaN or inf), a direction has the
+        wrong last axis, is not finite or is not of unit norm, the batch shapes (leading axes)
+        of ``X`` (all but its last two), ``k`` and ``v`` do not broadcast together, or ``lam`` is
+        not a real number ``>= 0`` (checked on concrete values).
         Values are checked when concrete; under ``jax.jit`` (or ``vmap``, ``grad``) only shapes are,
         unless the call is wrapped in :func:`slrlib.validation.checked`.
     """
@@ -205,6 +268,7 @@ def erf_attention(
     d = X.shape[-1]
     k = _direction(k, "k", d)
     v = _direction(v, "v", d)
+    _batches(X, k=k.shape[:-1], v=v.shape[:-1])
     lam = _lam(lam)
     return jnp.sum(erf(lam * _project(X, k)) * _project(X, v), axis=-1)
 
@@ -237,8 +301,10 @@ def multi_head_erf_attention(
     Raises
     ------
     ValueError
-        When the shapes do not match (``K`` and ``V`` need the same number of heads ``H``), a
-        direction is not finite or not of unit norm, or ``lam`` is not a real number ``>= 0``.
+        When the shapes do not match (``K`` and ``V`` need the same number of heads ``H``, and
+        their batch shapes, all but the last two axes, must broadcast with that of ``X``), ``X``
+        or a direction is not finite, a direction is not of unit norm, or ``lam`` is not a real
+        number ``>= 0``.
         Values are checked when concrete; under ``jax.jit`` (or ``vmap``, ``grad``) only shapes are,
         unless the call is wrapped in :func:`slrlib.validation.checked`.
     """
@@ -251,6 +317,7 @@ def multi_head_erf_attention(
             f"K and V must have shape (..., H, d) with the same number of heads H, "
             f"got shapes {jnp.shape(K)} and {jnp.shape(V)}"
         )
+    _batches(X, K=K.shape[:-2], V=V.shape[:-2])
     lam = _lam(lam)
     pk = jnp.einsum("...ld,...hd->...hl", X, K)
     pv = jnp.einsum("...ld,...hd->...hl", X, V)
@@ -275,7 +342,8 @@ def linear_predictor(X: ArrayLike, W: ArrayLike) -> jax.Array:
     Raises
     ------
     ValueError
-        When ``W`` does not have shape (L, d) or is not finite.
+        When ``X`` has fewer than two axes or is not finite, or ``W`` does not have shape (L, d)
+        or is not finite.
         Values are checked when concrete; under ``jax.jit`` (or ``vmap``, ``grad``) only shapes are,
         unless the call is wrapped in :func:`slrlib.validation.checked`.
     """
@@ -368,9 +436,16 @@ def bayes_scores(X: ArrayLike, k_star: ArrayLike, task: SLRTask) -> jax.Array:
     Raises
     ------
     ValueError
-        When ``task`` is not an :class:`SLRTask`, ``X`` does not have shape (..., L, d), or
-        ``k_star`` is not a finite unit vector.
+        When ``task`` is not an :class:`SLRTask`, ``X`` does not have shape (..., L, d) or is not
+        finite, ``k_star`` is not a finite unit vector, or the batch shapes (leading axes) of ``X``
+        (all but its last two) and ``k_star`` do not broadcast together.
     """
+    X, k_star = _bayes_inputs(X, k_star, task)
+    return _bayes_scores(X, k_star, task)
+
+
+def _bayes_inputs(X, k_star, task, v_star=None):
+    """The validated inputs of the Bayes functions: ``(X, k_star)``, or ``(X, k_star, v_star)``."""
     if not isinstance(task, SLRTask):
         raise ValueError(f"task must be an SLRTask, got {type(task).__name__}")
     X = _tokens(X)
@@ -379,6 +454,16 @@ def bayes_scores(X: ArrayLike, k_star: ArrayLike, task: SLRTask) -> jax.Array:
             f"X must have shape (..., L, d) = (..., {task.L}, {task.d}), got shape {X.shape}"
         )
     k_star = _direction(k_star, "k_star", task.d)
+    if v_star is None:
+        _batches(X, k_star=k_star.shape[:-1])
+        return X, k_star
+    v_star = _direction(v_star, "v_star", task.d)
+    _batches(X, k_star=k_star.shape[:-1], v_star=v_star.shape[:-1])
+    return X, k_star, v_star
+
+
+def _bayes_scores(X, k_star, task):
+    """:func:`bayes_scores` on validated inputs."""
     g2 = task.gamma**2
     return (
         jnp.log(task.pi)
@@ -415,8 +500,9 @@ def bayes_posterior(
     Raises
     ------
     ValueError
-        When ``task`` is not an :class:`SLRTask`, ``X`` does not have shape (..., L, d), or
-        ``k_star`` is not a finite unit vector.
+        When ``task`` is not an :class:`SLRTask`, ``X`` does not have shape (..., L, d) or is not
+        finite, ``k_star`` is not a finite unit vector, or the batch shapes (leading axes) of ``X``
+        (all but its last two) and ``k_star`` do not broadcast together.
         Values are checked when concrete; under ``jax.jit`` (or ``vmap``, ``grad``) only shapes are,
         unless the call is wrapped in :func:`slrlib.validation.checked`.
     """
@@ -452,13 +538,14 @@ def bayes_predictor(
     Raises
     ------
     ValueError
-        As :func:`bayes_posterior`, or when ``v_star`` is not a finite unit vector.
+        As :func:`bayes_posterior`, or when ``v_star`` is not a finite unit vector or its batch
+        shape does not broadcast with those of ``X`` and ``k_star``.
         Values are checked when concrete; under ``jax.jit`` (or ``vmap``, ``grad``) only shapes are,
         unless the call is wrapped in :func:`slrlib.validation.checked`.
     """
-    X = _tokens(X)
-    v_star = _direction(v_star, "v_star", X.shape[-1])
-    p = bayes_posterior(X, k_star, task)
+    X, k_star, v_star = _bayes_inputs(X, k_star, task, v_star)
+    logits = _bayes_scores(X, k_star, task)
+    p = jnp.exp(logits - logsumexp(logits, axis=-1, keepdims=True))
     return jnp.sum(p * _project(X, v_star), axis=-1)
 
 
@@ -497,7 +584,8 @@ def attention_layer(
     Raises
     ------
     ValueError
-        When a matrix is not finite or the shapes do not match, or ``lam`` is not a real number ``>= 0``.
+        When ``X`` or a matrix is not finite or the shapes do not match, or ``lam`` is not a real
+        number ``>= 0``.
     """
     X = _tokens(X)
     mats = {}
@@ -568,8 +656,8 @@ def attention_cls(
     Raises
     ------
     ValueError
-        When ``x_cls`` does not have shape (d,), a matrix is not a finite 2-d array, or ``lam``
-        is not a real number ``>= 0``.
+        When ``X`` is not finite, ``x_cls`` does not have shape (d,), a matrix is not a finite 2-d
+        array, or ``lam`` is not a real number ``>= 0``.
     """
     X = _tokens(X)
     x_cls = as_float_array(x_cls, "x_cls")

@@ -29,6 +29,7 @@ from slrlib.validation import (
     check_finite,
     check_nonnegative,
     is_concrete,
+    require_x64,
 )
 from slrlib.core.gaussian import (
     erf_prime,
@@ -96,13 +97,14 @@ def overlaps(
     Parameters
     ----------
     k, v, k_star, v_star : array_like, shape (..., d)
-        The vectors; they broadcast together. No validation.
+        The vectors; they broadcast together. No validation, beyond float64 being on.
 
     Returns
     -------
     Overlaps
         ``(kappa, nu, theta, eta, rho)``, each of the broadcast leading shape.
     """
+    require_x64()
     dot = lambda a, b: jnp.sum(a * b, axis=-1)  # noqa: E731
     return Overlaps(
         dot(k, k_star),

@@ -35,6 +35,7 @@ from slrlib.validation import (
     check_real_scalar,
     check_shape,
     check_unit_norm,
+    require_x64,
 )
 
 __all__ = [
@@ -374,6 +375,7 @@ def check_task(task: object) -> SLRTask:
     ValueError
         When ``task`` is not an :class:`SLRTask`.
     """
+    require_x64()
     if not isinstance(task, SLRTask):
         raise ValueError(
             f"task must be an SLRTask, got {type(task).__name__}: {task!r}"

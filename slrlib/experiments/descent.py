@@ -43,7 +43,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from slrlib.validation import check_key, check_positive_int, numpy_record
+from slrlib.validation import (
+    check_key,
+    check_positive_int,
+    check_real_scalar,
+    numpy_record,
+)
 from slrlib.core.geometry import manifold_directions, uniform_directions
 from slrlib.training.pgd import PGDResult, pgd
 from slrlib.core.risk import risk_from_overlaps
@@ -370,17 +375,42 @@ def recovered(result: PGDResult, tol: float = 0.05) -> np.ndarray:
     Parameters
     ----------
     result : slrlib.training.pgd.PGDResult
-        The logged trajectories.
+        The logged trajectories (or any record with the fields ``kappa`` and ``nu`` logged
+        along the last axis, such as :class:`~slrlib.training.sgd.SGDResult`).
     tol : float
-        Tolerance (default 0.05).
+        Tolerance, in :math:`(0, 1]` (default 0.05): :math:`|\kappa|` and :math:`|\nu|` lie in
+        :math:`[-1, 1]`, so ``tol <= 0`` would refuse every run and ``tol > 1`` accept every one.
 
     Returns
     -------
     numpy.ndarray of bool
         One entry per run.
+
+    Raises
+    ------
+    ValueError
+        When ``result`` is not such a record (its ``kappa`` and ``nu`` arrays of the same shape,
+        with at least one axis), or ``tol`` is not a number in :math:`(0, 1]`.
     """
-    kappa = np.abs(np.asarray(result.kappa)[..., -1])
-    nu = np.abs(np.asarray(result.nu)[..., -1])
+    if not (hasattr(result, "kappa") and hasattr(result, "nu")):
+        raise ValueError(
+            "result must be a PGDResult (a record with the fields kappa and nu, as pgd returns), "
+            f"got {type(result).__name__}: {result!r:.80}"
+        )
+    kappa, nu = np.asarray(result.kappa), np.asarray(result.nu)
+    if kappa.ndim < 1 or kappa.shape != nu.shape:
+        raise ValueError(
+            "result.kappa and result.nu must be arrays of the same shape, the logged steps on "
+            f"their last axis, got shapes {kappa.shape} and {nu.shape}"
+        )
+    tol = check_real_scalar(tol, "tol")
+    if not 0.0 < tol <= 1.0:
+        raise ValueError(
+            "tol must be in (0, 1] (a run has recovered when |kappa| and |nu| > 1 - tol), "
+            f"got {tol!r}"
+        )
+    kappa = np.abs(kappa[..., -1])
+    nu = np.abs(nu[..., -1])
     return (kappa > 1 - tol) & (nu > 1 - tol)
 
 

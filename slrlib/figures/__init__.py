@@ -49,20 +49,55 @@ __all__ = [
     "COSTS_FILE",
     "recorded_costs",
     "cost",
+    "MODULES",
+    "BOOK_FIGURES",
+    "unavailable",
 ]
 
-_MODULES = (
-    "slrlib.figures.pgd",
-    "slrlib.book.figures.manifold",
-    "slrlib.book.figures.beyond",
-    "slrlib.figures.sgd",
-    "slrlib.figures.transformer",
-    "slrlib.figures.multi",
-    "slrlib.figures.probing",
-    "slrlib.figures.nn1",
-    "slrlib.figures.group_sparse",
-    "slrlib.figures.random_walk",
+#: The figure modules: the extras each needs beyond ``plots`` (to import it or to compute its
+#: figures) and the figures it registers. Listed rather than discovered, so that ``python -m slrlib
+#: figure --list`` names what a figure needs without importing what is not installed
+#: (:func:`unavailable`); ``tests/test_experiments.py`` holds the names against the registry, and
+#: ``tests/install`` the extras against a venv with ``plots`` alone.
+#: ``slrlib.book.figures`` registers the chapters' own figures (:data:`BOOK_FIGURES`).
+MODULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "slrlib.figures.pgd": ((), ("fig4a", "fig4b", "fig7a", "fig7b")),
+    "slrlib.book.figures": ((), ()),  # the chapters' own figures: BOOK_FIGURES
+    "slrlib.figures.sgd": ((), ("fig5",)),
+    "slrlib.figures.transformer": (("optim",), ("fig8", "fig10")),
+    "slrlib.figures.multi": ((), ("fig9",)),
+    "slrlib.figures.probing": (("case-studies", "nlp"), ("fig1b", "fig2")),
+    "slrlib.figures.nn1": ((), ("nn1",)),
+    "slrlib.figures.group_sparse": ((), ("group_sparse",)),
+    "slrlib.figures.random_walk": (("optim",), ("random_walk",)),
+}
+#: The figures ``slrlib.book.figures`` registers.
+BOOK_FIGURES = (
+    "beyond_schedule",
+    "beyond_landscape",
+    "beyond_sweep",
+    "beyond_init",
+    "beyond_endpoints",
+    "escape_time",
+    "dynamics_timescales",
+    "swap_race",
+    "ch6_drift",
+    "ch6_reduced",
+    "fig6",
+    "ch7_basins",
+    "multi_ideal",
+    "learning_curves",
+    "learning_curves_high_d",
+    "ch9_sampler",
+    "ch9_pgd_vs_sgd",
+    "beyond_softmax",
+    "softmax_training",
+    "stress_tests",
 )
+#: Modules of :data:`MODULES` left out, and the extras they need that are not installed.
+_UNAVAILABLE: dict[str, tuple[str, ...]] = {}
+
+
 _REGISTRY: dict[str, "FigureSpec"] = {}
 
 
@@ -118,13 +153,54 @@ def register(spec: FigureSpec) -> FigureSpec:
     return spec
 
 
+def _installed(extra: str) -> bool:
+    """Whether every optional module that ``extra`` installs (:data:`slrlib.extras.EXTRAS`) is there."""
+    import importlib.util
+
+    from slrlib.extras import EXTRAS
+
+    return all(
+        importlib.util.find_spec(top) is not None
+        for top, e in EXTRAS.items()
+        if e == extra
+    )
+
+
 def _load() -> None:
-    for module in _MODULES:
+    from slrlib.extras import EXTRAS
+
+    for module, (extras, _) in MODULES.items():
+        if module in _UNAVAILABLE:
+            continue
+        missing = tuple(e for e in extras if not _installed(e))
+        if missing:
+            _UNAVAILABLE[module] = missing
+            continue
         try:
             importlib.import_module(module)
-        except ModuleNotFoundError as err:  # a figure module not written yet
-            if err.name != module:
+        except (
+            ModuleNotFoundError
+        ) as err:  # an extra not listed above (slrlib.extras.require)
+            top = (err.name or "").split(".")[0]
+            if top not in EXTRAS:
                 raise
+            _UNAVAILABLE[module] = (EXTRAS[top],)
+
+
+def unavailable() -> dict[str, tuple[str, ...]]:
+    """The figures that need an extra that is not installed, and those extras.
+
+    Returns
+    -------
+    dict of str to tuple of str
+        ``{figure name: extras}``, e.g. ``{"fig8": ("optim",)}``; empty when every extra is installed.
+    """
+    _load()
+    return {
+        name: extras
+        for module, extras in _UNAVAILABLE.items()
+        for name in (MODULES[module][1] or BOOK_FIGURES)
+    }
 
 
 def names() -> list[str]:
@@ -158,6 +234,12 @@ def get(name: str) -> FigureSpec:
         If no figure is registered under ``name``.
     """
     _load()
+    missing = unavailable()
+    if name in missing:
+        extras = ",".join(missing[name])
+        raise ModuleNotFoundError(
+            f'figure {name!r} needs extras that are not installed: pip install "slrlib[{extras}]"'
+        )
     if name not in _REGISTRY:
         raise ValueError(f"name must be one of {names()}, got {name!r}")
     return _REGISTRY[name]

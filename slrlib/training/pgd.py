@@ -53,6 +53,8 @@ from slrlib.core.task import SLRTask, check_directions, check_task
 
 __all__ = [
     "SCHEDULES",
+    "DIVERGENCE_RISE",
+    "DIVERGENCE_STEP",
     "reduced_map_kernel",
     "PGDResult",
     "inverse_temperature",
@@ -78,6 +80,13 @@ __all__ = [
 #: ``"paper"`` (:math:`\lambda_t = \lambda_0 / (1 + 10^{-4} t)`, Appendix E.2).
 SCHEDULES = ("constant", "paper")
 _PAPER_DECAY = 1e-4
+
+#: A PGD run is flagged as diverged (:attr:`PGDResult.diverged`) when its logged risk rises above
+#: this factor times its value at step 0.
+DIVERGENCE_RISE = 10.0
+#: ... or when its next step is this long: :math:`\alpha\|(I - kk^\top)\nabla_k\mathcal R\|`
+#: (or the same for :math:`v`) at the last iterate, the tangent step before the projection.
+DIVERGENCE_STEP = 1.0
 
 
 # --------------------------------------------------------------------------- validation
@@ -221,6 +230,26 @@ class PGDResult(NamedTuple):
     and :math:`|\nu| > 1 - \text{tol}` at the last logged step (``result.kappa[..., -1]``,
     ``result.nu[..., -1]``); the sign of :math:`\kappa\nu` (positive at both oracles) tells
     them from a run that found :math:`k^\star` with the wrong sign of :math:`v^\star`.
+
+    *Divergence.* ``diverged`` (shape ``batch``, bool) flags the runs whose step size was too
+    large for the iteration to follow the gradient (see :data:`DIVERGENCE_RISE` and
+    :data:`DIVERGENCE_STEP`): their overlaps are the end of an erratic walk on the spheres, not
+    the limit of gradient descent. A run is flagged when
+
+    * its logged risk rose above :data:`DIVERGENCE_RISE` (= 10) times its value at step 0. Below
+      the stability limit a gradient step does not increase the risk (the descent lemma); at the
+      paper's settings a run rises at most 2.5 times, briefly, in its first steps (1 uniform
+      start in 2000 at Figure 4(a)'s), while 2.5 times Figure 4(a)'s step size makes every run
+      rise 30 to 60 times; or
+    * the step it would take next is long: :math:`\alpha\|(I - kk^\top)\nabla_k\mathcal R\| >`
+      :data:`DIVERGENCE_STEP` (= 1), or the same for :math:`v`, at the last iterate. The step,
+      before the projection back onto the sphere, is then longer than the unit vector it moves
+      (it turns it by more than 45°); a converging run's steps shrink to 0 (at the paper's step
+      sizes they are below 0.06). This catches the runs that jump back and forth between two
+      points (huge ``alpha``), whose risk, logged every even number of steps, looks flat.
+
+    ``False`` means not detected, not "converged". Non-finite values raise a
+    ``FloatingPointError`` instead. ``None`` in records built by hand (e.g. from SGD).
     """
 
     steps: np.ndarray
@@ -234,6 +263,7 @@ class PGDResult(NamedTuple):
     distance: np.ndarray
     k: np.ndarray
     v: np.ndarray
+    diverged: np.ndarray | None = None
 
 
 def _check_pgd_inputs(
@@ -477,11 +507,54 @@ def _pgd_span(
     )
     lam_log = lam0 / (1.0 + decay * log_every * jnp.arange(buf))
     risk = risk_kernel(*logs.transpose(1, 2, 0), lam_log, d, L, gamma, eps)
-    return logs, risk, k_full, v_full
+    last = logs[n_log]  # the overlaps after the last step, (5, runs)
+    grads = _closed_form_overlap_grad(
+        *last, n_log * log_every, (lam0, decay, d, L, gamma, eps)
+    )
+    return logs, risk, k_full, v_full, _tangent_steps(grads, last, alpha)
+
+
+def _tangent_steps(grads, ovl, alpha):
+    r"""The tangent steps :math:`\alpha\|(I - kk^\top)\nabla_k\mathcal R\|` and
+    :math:`\alpha\|(I - vv^\top)\nabla_v\mathcal R\|` at unit :math:`(k, v)` from the overlaps
+    ``ovl`` and the partial derivatives ``grads`` of the risk in them (orthonormal
+    :math:`k^\star, v^\star`): with :math:`\nabla_k\mathcal R = \partial_\kappa k^\star +
+    \partial_\eta v^\star + \partial_\rho v` and :math:`\nabla_v\mathcal R = \partial_\nu v^\star
+    + \partial_\theta k^\star + \partial_\rho k`, their norms and their components along
+    :math:`k`, :math:`v` are functions of the overlaps. Shape ``(2, runs)``.
+    """
+    dk, dn, dth, de, dr = grads
+    kappa, nu, theta, eta, rho = ovl
+    gk2 = dk**2 + de**2 + dr**2 + 2 * dk * dr * theta + 2 * de * dr * nu
+    gk_along_k = dk * kappa + de * eta + dr * rho
+    gv2 = dn**2 + dth**2 + dr**2 + 2 * dn * dr * eta + 2 * dth * dr * kappa
+    gv_along_v = dn * nu + dth * theta + dr * rho
+    return alpha * jnp.sqrt(
+        jnp.maximum(jnp.stack([gk2 - gk_along_k**2, gv2 - gv_along_v**2]), 0.0)
+    )
+
+
+def _diverged(risk, steps):
+    """Per run: the criterion of :attr:`PGDResult.diverged`, from the logged risk (runs, n_log)
+    and the next steps (2, runs) of :func:`_tangent_steps`."""
+    risk = np.asarray(risk)
+    rose = np.max(risk, axis=-1) > DIVERGENCE_RISE * risk[:, 0]
+    return rose | np.any(np.asarray(steps) > DIVERGENCE_STEP, axis=0)
 
 
 def _finish(
-    task, batch, n_steps, log_every, lam, schedule, logged, k, v, risk=None
+    task,
+    batch,
+    n_steps,
+    log_every,
+    lam,
+    schedule,
+    logged,
+    k,
+    v,
+    risk=None,
+    *,
+    next_steps,
 ) -> PGDResult:
     steps = np.arange(0, n_steps + 1, log_every)
     lam_log = np.asarray(
@@ -521,7 +594,8 @@ def _finish(
         raise FloatingPointError(
             "PGD produced non-finite values: is alpha too large?"
         )
-    return numpy_record(out)
+    diverged = np.reshape(_diverged(risk, next_steps), batch)
+    return numpy_record(out._replace(diverged=diverged))
 
 
 def pgd(
@@ -573,7 +647,8 @@ def pgd(
     PGDResult
         Logged overlaps (last axis = logged steps, ending at ``n_steps``), :math:`\lambda_t`,
         the risk :math:`\mathcal R_{\lambda_t}(k_t, v_t)`, the distance to :math:`\mathcal M`,
-        and the final vectors.
+        the final vectors, and ``diverged``: per run, whether the step size ``alpha`` was too
+        large for it (its risk rose, or its steps do not shrink; :class:`PGDResult`, "Divergence").
 
     Raises
     ------
@@ -608,7 +683,7 @@ def pgd(
     )
     B = int(np.prod(batch)) if batch else 1
     n_log = n_steps // log_every
-    logs, risk, k, v = _pgd_span(
+    logs, risk, k, v, next_steps = _pgd_span(
         jnp.reshape(k0, (B, task.d)),
         jnp.reshape(v0, (B, task.d)),
         k_star,
@@ -627,7 +702,17 @@ def pgd(
     logged = tuple(np.asarray(logs[: n_log + 1, i, :]).T for i in range(5))
     risk = np.asarray(risk[:, : n_log + 1])
     return _finish(
-        task, batch, n_steps, log_every, lam, schedule, logged, k, v, risk
+        task,
+        batch,
+        n_steps,
+        log_every,
+        lam,
+        schedule,
+        logged,
+        k,
+        v,
+        risk,
+        next_steps=next_steps,
     )
 
 
@@ -670,7 +755,16 @@ def _pgd_dense(
     logged = tuple(
         jnp.concatenate([f[None], g], axis=0).T for f, g in zip(first, logged)
     )
-    return logged, k, v
+    # The next step's tangent lengths, literally in R^d (pgd reads them off the overlaps).
+    gk, gv = grad(k, v, _lam_t(lam0, float(n_log * log_every), schedule))
+    tangent = lambda x, g: g - jnp.sum(x * g, axis=-1, keepdims=True) * x  # noqa: E731
+    steps = alpha * jnp.stack(
+        [
+            jnp.linalg.norm(tangent(k, gk), axis=-1),
+            jnp.linalg.norm(tangent(v, gv), axis=-1),
+        ]
+    )
+    return logged, k, v, steps
 
 
 def pgd_dense(
@@ -726,7 +820,7 @@ def pgd_dense(
         k0, v0, k_star, v_star, task, lam, alpha, n_steps, log_every, schedule
     )
     B = int(np.prod(batch)) if batch else 1
-    logged, k, v = _pgd_dense(
+    logged, k, v, next_steps = _pgd_dense(
         jnp.reshape(k0, (B, task.d)),
         jnp.reshape(v0, (B, task.d)),
         k_star,
@@ -742,7 +836,16 @@ def pgd_dense(
         schedule=schedule,
     )
     return _finish(
-        task, batch, n_steps, log_every, lam, schedule, logged, k, v
+        task,
+        batch,
+        n_steps,
+        log_every,
+        lam,
+        schedule,
+        logged,
+        k,
+        v,
+        next_steps=next_steps,
     )
 
 

@@ -11,7 +11,11 @@ What it shows:
   them within its standard error, a short PGD run lowers the risk;
 * nothing of that imports matplotlib, ipywidgets, IPython, scikit-learn, optax, torch or Pillow;
 * ``import slrlib.plots`` (and ``slrlib.widgets``, ``python -m slrlib figure``) fails with a
-  message that names the extra to install.
+  message that names the extra to install;
+* ``--help`` and ``--version`` import no JAX;
+* each of the extras ``plots``, ``widgets`` and ``optim`` alone, in a copy of that venv: it brings its
+  packages and no other extra's, its modules import, and ``figure --list`` runs wherever matplotlib
+  is, naming the extra each figure it cannot make needs.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ pytestmark = pytest.mark.skipif(os.environ.get("SLR_INSTALL_TEST") != "1",
 SCRIPT = textwrap.dedent("""
     import json, sys
     import jax
+    jax.config.update("jax_enable_x64", True)
     from slrlib import (SLRTask, erf_attention, manifold_directions, monte_carlo_risk, oracle_risk, pgd,
                         population_risk)
 
@@ -127,3 +132,75 @@ def test_the_figure_command_names_its_extra(fresh):
     proc = subprocess.run([str(python), "-m", "slrlib", "figure", "--list"], cwd=python.parents[2],
                           capture_output=True, text=True)
     assert proc.returncode != 0 and 'pip install "slrlib[plots]"' in proc.stderr, proc.stderr[-2000:]
+
+
+def test_help_and_version_import_no_jax(fresh):
+    """``python -m slrlib --help`` and ``--version`` answer from the installed wheel without JAX
+    (``-X importtime`` lists every module the process imported)."""
+    python, _ = fresh
+    for flag in ("--help", "--version"):
+        proc = subprocess.run([str(python), "-X", "importtime", "-m", "slrlib", flag], cwd=python.parents[2],
+                              capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        imported = {line.split("|")[-1].strip().split(".")[0] for line in proc.stderr.splitlines()
+                    if line.startswith("import time:")}
+        assert "slrlib" in imported and "jax" not in imported and "numpy" not in imported, flag
+    assert proc.stdout.strip() == "slrlib 0.1.0"
+
+
+#: Each extra alone: the distributions it must bring, and a module of slrlib it makes importable.
+_EXTRAS = {
+    "plots": ({"matplotlib", "pillow"}, "slrlib.plots"),
+    "widgets": ({"matplotlib", "pillow", "ipywidgets"}, "slrlib.widgets"),
+    "optim": ({"optax"}, "slrlib.training.transformer"),
+}
+
+
+@pytest.fixture(scope="module", params=sorted(_EXTRAS))
+def with_extra(request, fresh, tmp_path_factory):
+    """(extra, python of a copy of the fresh venv with ``slrlib[extra]`` installed, the names installed).
+
+    A copy of the core venv (invoked as ``venv/bin/python``, a venv finds its site-packages from where
+    it lies), so that only the extra's own packages are installed again."""
+    extra = request.param
+    python, _ = fresh
+    venv = tmp_path_factory.mktemp(f"extra-{extra}") / "venv"
+    shutil.copytree(python.parents[1], venv, symlinks=True)
+    (wheel,) = (python.parents[2] / "dist").glob("slrlib-*.whl")
+    copy = venv / "bin" / "python"
+    install = subprocess.run([str(copy), "-m", "pip", "install", "--disable-pip-version-check", "-q",
+                              "-c", str(ROOT / "requirements.lock"), f"{wheel}[{extra}]"],
+                             capture_output=True, text=True)
+    assert install.returncode == 0, install.stderr[-3000:]
+    listed = subprocess.run([str(copy), "-m", "pip", "list", "--format=json"], check=True, capture_output=True,
+                            text=True)
+    return extra, copy, {p["name"].lower() for p in json.loads(listed.stdout)}
+
+
+def test_each_extra_alone_brings_its_packages_and_its_modules(with_extra):
+    extra, python, installed = with_extra
+    wanted, module = _EXTRAS[extra]
+    others = set().union(*(w for e, (w, _) in _EXTRAS.items() if e != extra)) - wanted
+    assert wanted <= installed and not (others & installed), (extra, wanted - installed, others & installed)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "JAX_COMPILATION_CACHE_DIR")}
+    proc = subprocess.run([str(python), "-c", f"import jax; jax.config.update('jax_enable_x64', True); "
+                           f"import {module}"], cwd=python.parents[2], env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def test_the_figure_list_runs_wherever_plots_is_installed_and_names_missing_extras(with_extra):
+    """With matplotlib (``plots`` or ``widgets``), ``figure --list`` lists the figures it can make and
+    names, for each other one, the extra it needs; without it, one line names ``plots``."""
+    extra, python, _ = with_extra
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "JAX_COMPILATION_CACHE_DIR")}
+    proc = subprocess.run([str(python), "-m", "slrlib", "figure", "--list"], cwd=python.parents[2], env=env,
+                          capture_output=True, text=True)
+    if extra == "optim":
+        assert proc.returncode == 2 and 'pip install "slrlib[plots]"' in proc.stderr, proc.stderr[-2000:]
+        assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+        return
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    rows = {line.split()[0]: line for line in proc.stdout.splitlines()[1:] if line.strip()}
+    assert "fig4a" in rows and "needs" not in rows["fig4a"], proc.stdout  # PGD needs only the core and plots
+    assert 'needs pip install "slrlib[optim]"' in rows["fig8"], rows.get("fig8")  # the Transformer: optax
+    assert 'needs pip install "slrlib[optim]"' in rows["random_walk"], rows.get("random_walk")

@@ -1,0 +1,142 @@
+"""``import slrlib`` changes no global state, and nothing computes silently in float32 (issue 42, 1 and 3).
+
+Each test runs a fresh Python process: the suite's own process has float64 on (``conftest.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _run(script: str, *args: str) -> str:
+    proc = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True,
+                          cwd=ROOT, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stdout.strip().splitlines()[-1]
+
+
+def test_import_slrlib_loads_no_jax_and_leaves_its_configuration():
+    out = json.loads(_run("""
+import json, sys
+import slrlib
+loaded = "jax" in sys.modules
+import jax, jax.numpy as jnp
+before = str(jnp.ones(1).dtype)
+jax.config.update("jax_enable_x64", True)
+risk = float(slrlib.oracle_risk(0.1, slrlib.SLRTask(d=20, L=5)))
+from slrlib.threefry import unrolled_threefry_active
+print(json.dumps({"jax_loaded_by_import": loaded, "dtype_after_import": before,
+                  "unrolled": unrolled_threefry_active(), "risk": risk}))
+"""))
+    assert out["jax_loaded_by_import"] is False
+    assert out["dtype_after_import"] == "float32"  # JAX's own default: slrlib switched nothing
+    assert out["unrolled"] is False  # the Threefry lowering is an opt-in
+    assert 0.0 < out["risk"] < 0.5  # and the library computes once float64 is on
+
+
+@pytest.mark.parametrize("flag", ["--help", "--version"])
+def test_the_command_line_answers_help_and_version_without_jax(flag):
+    out = json.loads(_run(f"""
+import contextlib, io, json, runpy, sys
+sys.argv = ["python -m slrlib", {flag!r}]
+text = io.StringIO()
+with contextlib.redirect_stdout(text):
+    try:
+        runpy.run_module("slrlib", run_name="__main__")
+    except SystemExit as stop:
+        code = stop.code
+print(json.dumps({{"code": code, "text": text.getvalue(), "jax": "jax" in sys.modules}}))
+"""))
+    assert out["code"] in (0, None) and out["jax"] is False, out
+    assert ("slrlib 0.1.0" in out["text"]) if flag == "--version" else ("figure" in out["text"])
+
+
+# One valid call of every public function and class of ``slrlib.__all__`` that computes. Each runs
+# first with float64 on (so a wrong call here fails the test), then with it off.
+_CALLS = r"""
+import jax, jax.numpy as jnp
+import slrlib as S
+key = jax.random.key(0)
+def setup():
+    task = S.SLRTask(d=8, L=3)
+    ks, vs = task.oracle_directions(key)
+    X = task.sample(key, 4, ks, vs).X
+    res = S.pgd(ks, vs, ks, vs, task, lam=0.1, alpha=0.01, n_steps=2)
+    return task, ks, vs, X, res
+CALLS = {
+    "SLRTask": lambda t, ks, vs, X, r: S.SLRTask(d=8, L=3),
+    "MultiLocationTask": lambda t, ks, vs, X, r: S.MultiLocationTask(d=8, L=3),
+    "erf_attention": lambda t, ks, vs, X, r: S.erf_attention(X, ks, vs, 0.1),
+    "multi_head_erf_attention": lambda t, ks, vs, X, r: S.multi_head_erf_attention(X, ks[None], vs[None], 0.1),
+    "softmax_attention": lambda t, ks, vs, X, r: S.softmax_attention(X, ks, vs, 0.1),
+    "hard_oracle": lambda t, ks, vs, X, r: S.hard_oracle(X, ks, vs),
+    "bayes_posterior": lambda t, ks, vs, X, r: S.bayes_posterior(X, ks, t),
+    "bayes_predictor": lambda t, ks, vs, X, r: S.bayes_predictor(X, ks, vs, t),
+    "linear_predictor": lambda t, ks, vs, X, r: S.linear_predictor(X, jnp.ones((3, 8))),
+    "best_linear_weights": lambda t, ks, vs, X, r: S.best_linear_weights(t, vs),
+    "zeta": lambda t, ks, vs, X, r: S.zeta(0.1, 0.2),
+    "overlaps": lambda t, ks, vs, X, r: S.overlaps(ks, vs, ks, vs),
+    "risk_from_overlaps": lambda t, ks, vs, X, r: S.risk_from_overlaps(1.0, 1.0, 0.0, 0.0, 0.0, 0.1, t),
+    "population_risk": lambda t, ks, vs, X, r: S.population_risk(ks, vs, ks, vs, 0.1, t),
+    "manifold_risk": lambda t, ks, vs, X, r: S.manifold_risk(0.5, 0.5, 0.1, t),
+    "oracle_risk": lambda t, ks, vs, X, r: S.oracle_risk(0.1, t),
+    "optimal_lambda": lambda t, ks, vs, X, r: S.optimal_lambda(t),
+    "null_risk": lambda t, ks, vs, X, r: S.null_risk(t),
+    "linear_risk": lambda t, ks, vs, X, r: S.linear_risk(t),
+    "monte_carlo_risk": lambda t, ks, vs, X, r: S.monte_carlo_risk(
+        lambda X: S.erf_attention(X, ks, vs, 0.1), t, ks, vs, key, n_samples=64),
+    "uniform_directions": lambda t, ks, vs, X, r: S.uniform_directions(key, 8),
+    "manifold_directions": lambda t, ks, vs, X, r: S.manifold_directions(key, ks, vs),
+    "pgd": lambda t, ks, vs, X, r: S.pgd(ks, vs, ks, vs, t, lam=0.1, alpha=0.01, n_steps=2),
+    "sgd": lambda t, ks, vs, X, r: S.sgd(ks[None, None], vs[None, None], ks[None], vs[None], t, lam=0.1,
+                                         alpha=0.01, n_steps=2, batch_size=4, key=key, test_size=8),
+}
+"""
+
+#: Public names that compute nothing in JAX, with the reason.
+_EXEMPT = {
+    "Sample": "a record", "MultiSample": "a record", "Overlaps": "a record", "OptimalLambda": "a record",
+    "MonteCarloEstimate": "a record", "PGDResult": "a record", "SGDResult": "a record",
+    "recovered": "NumPy on a finished run's record", "checked": "a wrapper: the wrapped function checks",
+    "x64_enabled": "reads the configuration", "Float64Required": "the error itself",
+}
+
+
+def test_every_entry_point_refuses_float32_naming_the_line_that_fixes_it():
+    out = json.loads(_run(_CALLS + r"""
+import inspect, json
+jax.config.update("jax_enable_x64", True)
+public = [n for n in S.__all__ if callable(getattr(S, n)) and not inspect.ismodule(getattr(S, n))]
+args = setup()
+for name, call in CALLS.items():
+    call(*args)  # valid with float64 on
+jax.config.update("jax_enable_x64", False)
+refused, computed = {}, []
+for name, call in CALLS.items():
+    try:
+        call(*args)
+        computed.append(name)
+    except S.Float64Required as err:
+        refused[name] = str(err)
+print(json.dumps({"public": public, "refused": refused, "computed": computed}))
+"""))
+    assert set(out["public"]) == set(json.loads(_run(_CALLS + "import json\nprint(json.dumps(list(CALLS)))"))) | \
+        set(_EXEMPT), "a public name has neither a call in _CALLS nor a reason in _EXEMPT"
+    assert out["computed"] == [], f"computed with float64 off: {out['computed']}"
+    for name, message in out["refused"].items():
+        assert message.startswith("slrlib computes in float64"), (name, message)
+        assert 'jax.config.update("jax_enable_x64", True)' in message, (name, message)
+
+
+def test_float64_required_is_a_runtime_error_not_a_value_error():
+    """No argument is wrong: a sweep that catches ValueError for bad parameters does not swallow it."""
+    from slrlib import Float64Required
+
+    assert issubclass(Float64Required, RuntimeError) and not issubclass(Float64Required, ValueError)
