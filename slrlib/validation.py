@@ -4,16 +4,16 @@ Every check raises a :class:`ValueError` that names the parameter, shows its val
 says what is allowed. Value checks run only on concrete inputs: under ``jax`` tracing
 (inside ``jax.grad``, ``jax.jit`` or ``jax.vmap``) values are unknown and the checks on
 values are skipped, while shape checks still apply. Wrapped in :func:`checked`, a function
-checks its values under tracing too: at run time, through ``jax.debug.callback``.
+checks its values inside its compiled program too (``jax.experimental.checkify``), and raises
+the same ``ValueError``.
 
 Why a wrapper rather than checks that always run under tracing: the library calls its own
-public functions inside its compiled loops (PGD, SGD, Monte Carlo), where a host callback at
-every step would cost far more than the step; a user who jits a call opts in, once.
+public functions inside its compiled loops (PGD, SGD, Monte Carlo), where a check at every step
+would cost more than the step; a user who wants checks in compiled code opts in, once.
 """
 
 from __future__ import annotations
 
-import contextvars
 import functools
 import math
 import numbers
@@ -95,59 +95,127 @@ def _short(value) -> str:
         return f"array of shape {arr.shape}: {arr}"
 
 
-#: True while a function wrapped by :func:`checked` runs (or is traced).
-_CHECK_TRACED = contextvars.ContextVar("slrlib_check_traced", default=False)
+def _is_traced_argument(x: object) -> bool:
+    """Whether :func:`checked` traces ``x`` (arrays and real or complex numbers) rather than keeping
+    it static (tasks, integers such as sizes, strings)."""
+    if isinstance(x, (bool, np.bool_, numbers.Integral)):
+        return False
+    return isinstance(x, (jax.Array, np.ndarray, numbers.Number))
 
 
 def checked(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn`` with its arguments' values checked under ``jax.jit`` (and ``vmap``, ``grad``) too.
+    """``fn``, compiled with its arguments' values checked inside the compiled program.
 
     Outside tracing, slrlib's functions check their arguments and raise ``ValueError`` naming
-    the parameter. Under tracing the values are unknown, and those checks are skipped (shapes
-    are still checked). Wrapped by ``checked``, the value checks met while ``fn`` is traced
-    become run-time checks (``jax.debug.callback``): the compiled program raises when a value
-    is out of range, with the same message, carried by a ``jax.errors.JaxRuntimeError``.
+    the parameter. Under ``jax.jit`` (or ``vmap``, ``grad``) the values are unknown, and those
+    checks are skipped (shapes are still checked): ``jax.jit(oracle_risk, static_argnums=1)(-0.5,
+    task)`` computes a number. ``checked(fn)`` compiles ``fn`` itself (``jax.jit``, with
+    ``jax.experimental.checkify``), tracing its arrays and floats and keeping its other arguments
+    (a task, integer sizes) static; the value checks met on the way become part of the program,
+    and a value out of range raises the same ``ValueError`` as an eager call, message first::
+
+        risk = slrlib.checked(oracle_risk)
+        risk(0.1, task)   # compiled once per task and shape; then as fast as jax.jit
+        risk(-0.5, task)  # ValueError: lam must be >= 0, got -0.5 ...
+
+    Compose ``jax.jit``, ``vmap`` or ``grad`` inside it, and call it from outside any
+    transformation: it raises from outside the program. ``fn`` must be traceable (predictors,
+    risks, samplers), not a driver that converts to NumPy (``pgd``, ``sgd``,
+    ``monte_carlo_risk``, which check their arguments at once). The checks are in every traced
+    program of the library as ``checkify.debug_check``, which compiles to nothing unless
+    ``checked`` (checkify) turns it on: a program is traced the same way with or without
+    ``checked``, so JAX's caches of traced programs serve both.
 
     Parameters
     ----------
     fn : callable
-        A function that calls slrlib's public functions (or one of them).
+        A traceable function that calls slrlib's public functions (or one of them).
 
     Returns
     -------
     callable
-        ``fn``, checked; jit it as ``fn`` would be: ``jax.jit(slrlib.checked(oracle_risk),
-        static_argnums=1)``.
+        ``fn``, compiled and checked.
 
     Raises
     ------
     ValueError
-        When ``fn`` is not callable.
+        When ``fn`` is not callable; from the returned function, when a check fails, or when it
+        is itself traced (``jax.jit(checked(fn))``: write ``checked(fn)``, or
+        ``checked(jax.vmap(fn))``).
+
+    Examples
+    --------
+    >>> import jax
+    >>> jax.config.update("jax_enable_x64", True)
+    >>> from slrlib import SLRTask, checked, oracle_risk
+    >>> task = SLRTask(d=400, L=10)
+    >>> round(float(oracle_risk(0.064, task)), 4)
+    0.0671
+    >>> risk = checked(oracle_risk)  # compiled, its values checked inside
+    >>> round(float(risk(0.064, task)), 4)
+    0.0671
+    >>> risk(-0.5, task)
+    Traceback (most recent call last):
+    ...
+    ValueError: lam must be >= 0...
     """
     if not callable(fn):
         raise ValueError(f"fn must be callable, got {fn!r}")
+    from jax.experimental import checkify
 
-    @functools.wraps(fn)
+    inner = fn
+    compiled: dict[
+        Any, Callable
+    ] = {}  # one checked program per static part of the arguments
+
+    @functools.wraps(inner)
     def run(*args, **kwargs):
-        token = _CHECK_TRACED.set(True)
+        leaves, tree = jax.tree_util.tree_flatten((args, kwargs))
+        if not all(is_concrete(x) for x in leaves):
+            raise ValueError(
+                f"checked({getattr(inner, '__name__', 'fn')}) must be the outermost transformation: it "
+                "raises from outside the compiled program, so write checked(fn) or checked(jax.vmap(fn)), "
+                "not jax.jit(checked(fn)) (it was called with traced arguments)"
+            )
+        traced = tuple(
+            i for i, x in enumerate(leaves) if _is_traced_argument(x)
+        )
+        static = tuple((i, x) for i, x in enumerate(leaves) if i not in traced)
+        key = (tree, traced, static)
         try:
-            return fn(*args, **kwargs)
-        finally:
-            _CHECK_TRACED.reset(token)
+            program = compiled.get(key)
+        except (
+            TypeError
+        ):  # a static argument that cannot be hashed: trace it anew each call
+            key, program = None, None
+        if program is None:
+
+            def with_traced(values):
+                full = list(leaves)
+                for i, value in zip(traced, values):
+                    full[i] = value
+                inner_args, inner_kwargs = jax.tree_util.tree_unflatten(
+                    tree, full
+                )
+                return inner(*inner_args, **inner_kwargs)
+
+            program = jax.jit(checkify.checkify(with_traced))
+            if key is not None:
+                compiled[key] = program
+        error, out = program([leaves[i] for i in traced])
+        message = error.get()
+        if message is not None:
+            raise ValueError(message.removesuffix(" (`check` failed)"))
+        return out
 
     return run
 
 
-def _raise_if(bad, value, message: str) -> None:
-    """Host side of a run-time check: ``message`` (its ``{value}`` filled in) as a ``ValueError`` when ``bad``."""
-    if bool(np.any(bad)):
-        raise ValueError(message.format(value=_short(value)))
-
-
 def check_at_run_time(bad: ArrayLike, value: ArrayLike, message: str) -> None:
-    """Inside a function wrapped by :func:`checked` and traced: raise ``ValueError(message)`` at run
-    time where the traced ``bad`` is true (``{value}`` in ``message`` shows ``value``). Does nothing
-    elsewhere (concrete values are checked at once, by the caller).
+    """Under tracing: a check in the traced program, failing where the traced ``bad`` is true, with
+    ``message`` (``{value}`` in it shows ``value``). It is ``checkify.debug_check``: on only when
+    :func:`checked` compiles the program, and compiled to nothing otherwise, so that the library's
+    own loops pay nothing. Concrete values are checked at once, by the caller.
 
     Parameters
     ----------
@@ -158,8 +226,9 @@ def check_at_run_time(bad: ArrayLike, value: ArrayLike, message: str) -> None:
     message : str
         The message; ``{value}`` is replaced by ``value``.
     """
-    if _CHECK_TRACED.get():
-        jax.debug.callback(_raise_if, bad, value, message)
+    from jax.experimental import checkify
+
+    checkify.debug_check(jnp.logical_not(jnp.any(bad)), message, value=value)
 
 
 def is_concrete(x: object) -> bool:

@@ -119,6 +119,24 @@ def test_optimal_lambda_with_one_token_is_interior_and_beats_a_dense_grid():
     assert r[-1] > r_star + 1e-4  # the upper bound would be far from optimal
 
 
+@pytest.mark.parametrize("eps", [0.0, 0.1])
+def test_optimal_lambda_on_a_flat_floor_returns_its_left_end_and_the_floor(eps):
+    """d = 400, L = 1: the risk reaches its floor eps^2 (eq. 8) to round-off over a whole interval of
+    lambda (Brent's point once carried a risk of -5.55e-17): the smallest lambda that reaches it is
+    returned, with the floor itself as the risk."""
+    from slrlib.core.risk import FLOOR_TOL
+
+    task = SLRTask(d=400, L=1, eps=eps)
+    tol = FLOOR_TOL * (task.gamma**2 + eps**2)
+    lam_star, r_star = optimal_lambda(task)
+    assert r_star == eps**2
+    risk = lambda lam: float(oracle_risk(lam, task)) - eps**2  # noqa: E731
+    assert abs(risk(lam_star)) <= tol  # it reaches the floor ...
+    assert risk(lam_star * (1 - 1e-6)) > tol  # ... and no smaller lambda does
+    grid = np.logspace(math.log10(lam_star), 2, 200)
+    assert np.all(np.abs(np.asarray(oracle_risk(jnp.asarray(grid), task)) - eps**2) <= tol)  # flat beyond
+
+
 def test_optimal_lambda_bad_bounds(task):
     with pytest.raises(ValueError, match="bounds"):
         optimal_lambda(task, bounds=(1.0, 0.1))

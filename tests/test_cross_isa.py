@@ -45,7 +45,7 @@ out["pgd_kappa"] = np.asarray(pgd.kappa)
 out["pgd_nu"] = np.asarray(pgd.nu)
 sgd = run_sgd_experiment(SGD_CONFIGS["fig5"].scaled(n_steps=2000, log_every=500, n_runs=8)).result
 out["sgd_kappa"] = np.asarray(sgd.kappa)
-out["sgd_risk"] = np.asarray(sgd.test_risk)
+out["sgd_risk"] = np.asarray(sgd.risk)
 tf = train_transformer(TRANSFORMER_CONFIGS["fig8"].replace(n_steps=200, log_every=100, n_runs=2), jax.random.key(0))
 out["tf_risk"] = np.asarray(tf.excess_risk, dtype=float)
 out["tf_kappa_u"] = np.asarray(tf.kappa_u, dtype=float)

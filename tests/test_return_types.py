@@ -82,3 +82,6 @@ def test_formulas_return_jax_arrays_that_jit_composes(starts):
     jitted = jax.jit(lambda lam: slrlib.population_risk(ks, vs, ks, vs, lam, TASK))(0.5)
     assert float(jitted) == pytest.approx(float(risk), rel=1e-12)
     assert isinstance(slrlib.oracle_risk(jnp.asarray(0.5), TASK), jax.Array)
+    # every risk is a formula: the null and linear risks too (Python floats until issue 42)
+    for risk in (slrlib.null_risk(TASK), slrlib.linear_risk(TASK)):
+        assert isinstance(risk, jax.Array) and risk.shape == () and risk.dtype == jnp.float64

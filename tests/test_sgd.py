@@ -186,7 +186,7 @@ def test_large_batch_sgd_follows_deterministic_pgd():
     assert np.all(dist(big) < 0.25 * moved), (dist(big), moved)
     # and it grows like 1/sqrt(B): B = 20 is ~22x noisier, check at least 5x on average
     assert np.mean(dist(small_batch)) > 5 * np.mean(dist(big)), (dist(small_batch), dist(big))
-    np.testing.assert_allclose(np.linalg.norm(big.K, axis=-1), 1.0, atol=1e-12)
+    np.testing.assert_allclose(np.linalg.norm(big.k, axis=-1), 1.0, atol=1e-12)
 
 
 def test_short_training_beats_the_null_risk():
@@ -197,8 +197,8 @@ def test_short_training_beats_the_null_risk():
                     n_runs=4, test_size=2000)
     exp = run_sgd_experiment(cfg)
     null = cfg.gamma**2 + cfg.eps**2
-    final = exp.result.test_risk[:, -1]
-    assert np.all(exp.result.test_risk[:, 0] > null)  # random directions start above it
+    final = exp.result.risk[:, -1]
+    assert np.all(exp.result.risk[:, 0] > null)  # random directions start above it
     assert np.all(final < 0.7 * null), final
     assert np.all(np.abs(exp.result.kappa[:, 0, 0, -1]) > 0.8) and np.all(np.abs(exp.result.nu[:, 0, 0, -1]) > 0.9)
     # the held-out estimate agrees with the closed form of the same (k_t, v_t)
@@ -209,12 +209,12 @@ def test_short_training_beats_the_null_risk():
 def test_same_key_same_trajectory_and_sampler_choice():
     cfg = SGD_CONFIGS["fig5"].scaled(n_steps=200, log_every=100, n_runs=2, test_size=50, d=10, L=3)
     a, b = run_sgd_experiment(cfg), run_sgd_experiment(cfg)
-    np.testing.assert_array_equal(a.result.K, b.result.K)
-    np.testing.assert_array_equal(a.result.test_risk, b.result.test_risk)
+    np.testing.assert_array_equal(a.result.k, b.result.k)
+    np.testing.assert_array_equal(a.result.risk, b.result.risk)
     c = run_sgd_experiment(cfg.scaled(seed=1))
-    assert not np.allclose(a.result.K, c.result.K)
+    assert not np.allclose(a.result.k, c.result.k)
     p = run_sgd_experiment(cfg.scaled(sampler="plain"))
-    assert p.result.test_risk.shape == a.result.test_risk.shape
+    assert p.result.risk.shape == a.result.risk.shape
 
 
 @pytest.fixture(scope="session")
@@ -243,7 +243,7 @@ def test_schedule_and_logged_lambda(fig9_small):
     r = fig9_small.result
     np.testing.assert_allclose(r.lam, [2.0, 2.0 / 3.0, 2.0 / 4.0])
     assert r.kappa.shape == (3, 2, 2, 3) and r.rho.shape == (3, 2, 3)
-    np.testing.assert_allclose(np.linalg.norm(r.K, axis=-1), 1.0, atol=1e-12)
+    np.testing.assert_allclose(np.linalg.norm(r.k, axis=-1), 1.0, atol=1e-12)
 
 
 def test_tables_and_head_matching(fig9_small):
@@ -283,16 +283,16 @@ def test_bad_input_raises(sgd_small, change, match):
 def test_bad_directions_and_task(sgd_small, multi):
     task, ks, vs, K, V = sgd_small
     kw = dict(lam=1.0, alpha=1e-3, n_steps=10, batch_size=2, key=jax.random.key(0), log_every=5)
-    with pytest.raises(ValueError, match="K0"):
+    with pytest.raises(ValueError, match="k0"):
         S.sgd(2 * K, V, ks, vs, task, **kw)
-    with pytest.raises(ValueError, match="K0 and V0"):
+    with pytest.raises(ValueError, match="k0 and v0"):
         S.sgd(jnp.stack([K, K], 1), V, ks, vs, task, **kw)
     with pytest.raises(ValueError, match="task"):
         S.sgd(K, V, ks, vs, "task", **kw)
     with pytest.raises(ValueError, match="k_star"):
         S.sgd(K, V, 2 * ks, vs, task, **kw)
     mtask, Ks, Vs, MK, MV = multi
-    with pytest.raises(ValueError, match="K_star"):
+    with pytest.raises(ValueError, match="k_star"):
         S.sgd(MK[None], MV[None], Ks[:1], Vs[:1], mtask, **kw)
     with pytest.raises(ValueError, match="config"):
         run_sgd_experiment("fig99")
@@ -318,7 +318,7 @@ def test_one_sgd_step_is_the_projected_step_of_the_autodiff_gradient(sgd_small):
     for r, (X, y, _) in enumerate(batches):
         gK, gV = jax.grad(lambda K, V: jnp.mean((slrlib.multi_head_erf_attention(X, K, V, lam) - y) ** 2),
                           argnums=(0, 1))(K0[r], V0[r])
-        for x0, g, x1 in ((K0[r, 0], gK[0], out.K[r, 0]), (V0[r, 0], gV[0], out.V[r, 0])):
+        for x0, g, x1 in ((K0[r, 0], gK[0], out.k[r, 0]), (V0[r, 0], gV[0], out.v[r, 0])):
             step = x0 - alpha * (g - jnp.dot(g, x0) * x0)
             np.testing.assert_allclose(x1, step / jnp.linalg.norm(step), atol=1e-12)
             assert np.linalg.norm(np.asarray(x1 - x0)) > 1e-4  # it moved
@@ -331,3 +331,20 @@ def test_final_lam_is_the_last_logged_lambda(fig9_small):
     unfrozen = exp.config.scaled(freeze_after=None)
     assert unfrozen.final_lam == pytest.approx(unfrozen.lam / (1 + unfrozen.decay * unfrozen.n_steps), rel=1e-15)
     assert SGD_CONFIGS["fig9"].final_lam == pytest.approx(2.0 / (1 + 2e-4 * 25_000), rel=1e-15)  # 1/3, chapter 11
+
+
+def test_sgd_and_pgd_results_name_the_same_things_alike(multi):
+    """Issue 42, point 2: one idea, one vocabulary. SGDResult has PGDResult's fields (less the
+    distance to M and the divergence flag, which are PGD's), and recovered reads both: one entry
+    per run for PGD, per run, head and location for SGD, from the same rule on kappa and nu."""
+    from slrlib.training.pgd import PGDResult
+
+    assert set(S.SGDResult._fields) == set(PGDResult._fields) - {"distance", "diverged"}
+    task, Ks, Vs, K, V = multi
+    res = S.sgd(jnp.stack([K, V[::-1]]), jnp.stack([V, K[::-1]]), Ks, Vs, task, lam=1.0, alpha=0.05,
+                n_steps=20, batch_size=8, key=jax.random.key(9), log_every=10, test_size=16)
+    assert res.k.shape == res.v.shape == (2, 2, task.d) and res.risk.shape == (2, 3)
+    found = slrlib.recovered(res, tol=0.5)
+    assert found.shape == (2, 2, 2)  # runs, heads, locations
+    by_hand = (np.abs(res.kappa[..., -1]) > 0.5) & (np.abs(res.nu[..., -1]) > 0.5)
+    np.testing.assert_array_equal(found, by_hand)

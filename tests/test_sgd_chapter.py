@@ -299,8 +299,8 @@ def _fake_experiment(d=SMALL.d, runs=2, steps=(0, 10, 20, 30), decay=1e-4, heads
     risk = np.array([[float(risk_from_overlaps(*ov[:, r, t], lam[t], task)) for t in range(n_log)] for r in range(runs)])
     res = SGDResult(steps=np.asarray(steps), lam=lam, kappa=ov[0][:, None, None], nu=ov[1][:, None, None],
                     theta=ov[2][:, None, None], eta=ov[3][:, None, None], rho=ov[4][:, None],
-                    test_risk=risk * (1 + 0.01 * np.sin(np.arange(runs))[:, None]), K=np.zeros((runs, 1, d)),
-                    V=np.zeros((runs, 1, d)))
+                    risk=risk * (1 + 0.01 * np.sin(np.arange(runs))[:, None]), k=np.zeros((runs, 1, d)),
+                    v=np.zeros((runs, 1, d)))
     return SGDExperiment(cfg, res, 1.0)
 
 

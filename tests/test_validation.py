@@ -199,20 +199,64 @@ def test_checked_runs_the_value_checks_under_jit(setup):
     task, ks, vs = setup
     plain = jax.jit(oracle_risk, static_argnums=1)
     assert np.isfinite(float(plain(-0.5, task)))  # the documented gap: no check under tracing
-    risk = jax.jit(slrlib.checked(oracle_risk), static_argnums=1)
+    risk = slrlib.checked(oracle_risk)
     np.testing.assert_allclose(float(risk(0.3, task)), float(oracle_risk(0.3, task)), rtol=1e-12)
-    for bad, expected in ((-0.5, r"lam must be >= 0"), (nan, r"lam must be finite")):
-        with pytest.raises(jax.errors.JaxRuntimeError, match=expected):
-            jax.block_until_ready(risk(bad, task))
-    pop = jax.jit(slrlib.checked(population_risk), static_argnums=5)
+    # the library's ValueError, message first, as from an eager call (issue 42, point 4)
+    for bad, expected in ((-0.5, r"^lam must be >= 0"), (nan, r"^lam must be finite")):
+        with pytest.raises(ValueError, match=expected):
+            risk(bad, task)
+    pop = slrlib.checked(population_risk)
     np.testing.assert_allclose(float(pop(ks, vs, ks, vs, 0.3, task)), float(oracle_risk(0.3, task)), rtol=1e-12)
-    with pytest.raises(jax.errors.JaxRuntimeError, match=r"k must have unit Euclidean norm"):
-        jax.block_until_ready(pop(2 * ks, vs, ks, vs, 0.3, task))
-    with pytest.raises(jax.errors.JaxRuntimeError, match=r"k_star must be orthogonal to v_star"):
-        jax.block_until_ready(pop(ks, vs, ks, ks, 0.3, task))
-    attend = jax.jit(slrlib.checked(erf_attention))
+    with pytest.raises(ValueError, match=r"^k must have unit Euclidean norm"):
+        pop(2 * ks, vs, ks, vs, 0.3, task)
+    with pytest.raises(ValueError, match=r"^k_star must be orthogonal to v_star"):
+        pop(ks, vs, ks, ks, 0.3, task)
+    attend = slrlib.checked(jax.jit(erf_attention))  # a jitted function is unwrapped
     X, _, _ = task.sample(jax.random.key(1), 4, ks, vs)
-    with pytest.raises(jax.errors.JaxRuntimeError, match=r"lam must be finite and >= 0"):
-        jax.block_until_ready(attend(X, ks, vs, -1.0))
+    with pytest.raises(ValueError, match=r"^lam must be finite and >= 0"):
+        attend(X, ks, vs, -1.0)
+    # under vmap too
+    batched = slrlib.checked(jax.vmap(oracle_risk, in_axes=(0, None)))
+    np.testing.assert_allclose(np.asarray(batched(jnp.array([0.1, 0.3]), task)),
+                               [float(oracle_risk(0.1, task)), float(oracle_risk(0.3, task))], rtol=1e-12)
+    with pytest.raises(ValueError, match=r"^lam must be >= 0"):
+        batched(jnp.array([0.1, -0.3]), task)
+    # inside another transformation it cannot raise from outside the program: it says where it goes
+    with pytest.raises(ValueError, match=r"must be the outermost transformation"):
+        jax.jit(slrlib.checked(oracle_risk), static_argnums=1)(0.3, task)
     with pytest.raises(ValueError, match=r"^fn must be callable"):
         slrlib.checked(3)
+
+
+def test_checked_and_plain_calls_share_traced_programs_in_either_order():
+    """JAX caches traced programs by function and shapes, not by slrlib's state: the checks are in
+    every traced program (checkify.debug_check, nothing when compiled plain), so a plain call after
+    a checked one still computes, and a checked call after a plain one still checks, down to the
+    checks of the library's inner compiled kernels (zeta's, inside oracle_risk's). Fresh processes,
+    so that no other test has traced these programs first."""
+    import subprocess
+    import sys
+
+    script = r"""
+import sys, jax, jax.numpy as jnp
+jax.config.update("jax_enable_x64", True)
+import slrlib
+from slrlib import SLRTask, oracle_risk
+task = SLRTask(d=20, L=5)
+plain = jax.jit(oracle_risk, static_argnums=1)
+risk = slrlib.checked(oracle_risk)
+calls = [lambda: float(plain(0.3, task)), lambda: float(risk(0.3, task))]
+for call in calls if sys.argv[1] == "plain-first" else calls[::-1]:
+    call()
+assert abs(float(plain(-0.5, task))) < 10  # plain: no check, a number
+try:
+    risk(-0.5, task)
+except ValueError as err:
+    assert str(err).startswith("lam must be >= 0"), err
+else:
+    raise AssertionError("checked computed with lam < 0")
+print("ok")
+"""
+    for order in ("plain-first", "checked-first"):
+        proc = subprocess.run([sys.executable, "-c", script, order], capture_output=True, text=True)
+        assert proc.returncode == 0 and proc.stdout.strip() == "ok", (order, proc.stderr[-2000:])

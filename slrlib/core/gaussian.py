@@ -268,6 +268,21 @@ def zeta(t: ArrayLike, s: ArrayLike) -> jax.Array:
         When ``t`` or ``s`` is not a finite real array, or ``s`` has a negative entry.
         Values are checked when concrete; under ``jax.jit`` (or ``vmap``, ``grad``) only shapes are,
         unless the call is wrapped in :func:`slrlib.validation.checked`.
+
+    Examples
+    --------
+    >>> import jax
+    >>> jax.config.update("jax_enable_x64", True)
+    >>> import math
+    >>> from slrlib import zeta
+    >>> float(zeta(0.0, 0.0))
+    0.0
+    >>> round(float(zeta(1.0, 0.0)), 6), round(math.erf(1.0) ** 2, 6)
+    (0.710145, 0.710145)
+    >>> # zeta(0, s) = (2/pi) arcsin(2 s^2 / (1 + 2 s^2)), here s = 1
+    >>> closed = 2 / math.pi * math.asin(2 / 3)
+    >>> round(float(zeta(0.0, 1.0)), 6), round(closed, 6)
+    (0.464559, 0.464559)
     """
     t = as_float_array(t, "t")
     s = as_float_array(s, "s")

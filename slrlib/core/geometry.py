@@ -375,6 +375,18 @@ def uniform_directions(
         is not a tuple of positive integers.
         Values are checked when concrete; under ``jax.jit`` (or ``vmap``, ``grad``) only shapes are,
         unless the call is wrapped in :func:`slrlib.validation.checked`.
+
+    Examples
+    --------
+    >>> import jax
+    >>> jax.config.update("jax_enable_x64", True)
+    >>> import jax.numpy as jnp
+    >>> from slrlib import uniform_directions
+    >>> k, v = uniform_directions(jax.random.key(0), 20, (8,))  # 8 runs
+    >>> k.shape, v.shape
+    ((8, 20), (8, 20))
+    >>> bool(jnp.allclose(jnp.linalg.norm(k, axis=-1), 1.0))
+    True
     """
     key = check_key(key)
     d = check_positive_int(
@@ -437,6 +449,19 @@ def manifold_directions(
         ``shape`` is not a tuple of positive integers.
         Values are checked when concrete; under ``jax.jit`` (or ``vmap``, ``grad``) only shapes are,
         unless the call is wrapped in :func:`slrlib.validation.checked`.
+
+    Examples
+    --------
+    >>> import jax
+    >>> jax.config.update("jax_enable_x64", True)
+    >>> import jax.numpy as jnp
+    >>> from slrlib import SLRTask, manifold_directions, overlaps
+    >>> task = SLRTask(d=20, L=5)
+    >>> k_star, v_star = task.oracle_directions(jax.random.key(0))
+    >>> k, v = manifold_directions(jax.random.key(1), k_star, v_star, (8,))
+    >>> o = overlaps(k, v, k_star, v_star)
+    >>> bool(abs(jnp.stack([o.theta, o.eta, o.rho])).max() < 1e-12)  # on M
+    True
     """
     key = check_key(key)
     k_star = jnp.asarray(k_star, dtype=float)

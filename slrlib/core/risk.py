@@ -103,6 +103,19 @@ def overlaps(
     -------
     Overlaps
         ``(kappa, nu, theta, eta, rho)``, each of the broadcast leading shape.
+
+    Examples
+    --------
+    >>> import jax
+    >>> jax.config.update("jax_enable_x64", True)
+    >>> from slrlib import SLRTask, overlaps
+    >>> task = SLRTask(d=20, L=5)
+    >>> k_star, v_star = task.oracle_directions(jax.random.key(0))
+    >>> o = overlaps(k_star, v_star, k_star, v_star)  # at the oracle
+    >>> o._fields
+    ('kappa', 'nu', 'theta', 'eta', 'rho')
+    >>> [round(abs(float(x)), 12) for x in o]
+    [1.0, 1.0, 0.0, 0.0, 0.0]
     """
     require_x64()
     dot = lambda a, b: jnp.sum(a * b, axis=-1)  # noqa: E731
@@ -175,6 +188,17 @@ def risk_from_overlaps(
         When ``task`` is not an :class:`SLRTask`.
         Values are checked when concrete; under ``jax.jit`` (or ``vmap``, ``grad``) only shapes are,
         unless the call is wrapped in :func:`slrlib.validation.checked`.
+
+    Examples
+    --------
+    >>> import jax
+    >>> jax.config.update("jax_enable_x64", True)
+    >>> from slrlib import SLRTask, oracle_risk, risk_from_overlaps
+    >>> task = SLRTask(d=400, L=10)
+    >>> # (kappa, nu, theta, eta, rho) = (1, 1, 0, 0, 0) is (k*, v*)
+    >>> r = risk_from_overlaps(1.0, 1.0, 0.0, 0.0, 0.0, 0.064, task)
+    >>> round(float(r), 4), round(float(oracle_risk(0.064, task)), 4)
+    (0.0671, 0.0671)
     """
     task = check_task(task)
     return risk_kernel(
@@ -312,6 +336,22 @@ def population_risk(
     Differentiable with ``jax.grad`` in ``k``, ``v`` and ``lam``: the Euclidean gradient of
     the closed form, e.g. :math:`\nabla_k\mathcal R = \partial_\kappa\mathcal R\, k^\star
     + \partial_\eta\mathcal R\, v^\star + \partial_\rho\mathcal R\, v`.
+
+    Examples
+    --------
+    >>> import jax
+    >>> jax.config.update("jax_enable_x64", True)
+    >>> from slrlib import SLRTask, oracle_risk, population_risk
+    >>> task = SLRTask(d=400, L=10)
+    >>> k_star, v_star = task.oracle_directions(jax.random.key(0))
+    >>> r = population_risk(k_star, v_star, k_star, v_star, 0.064, task)
+    >>> round(float(r), 4), round(float(oracle_risk(0.064, task)), 4)
+    (0.0671, 0.0671)
+    >>> # (k*, v*) is a critical point: the gradient is normal to the sphere
+    >>> grad_k = jax.grad(population_risk)  # with respect to k
+    >>> g = grad_k(k_star, v_star, k_star, v_star, 0.064, task)
+    >>> bool(abs(g - (g @ k_star) * k_star).max() < 1e-12)
+    True
     """
     task = check_task(task)
     k = task.check_parameter_vector(k, "k")
@@ -356,6 +396,23 @@ def manifold_risk(
         negative or not finite.
         Values are checked when concrete; under ``jax.jit`` (or ``vmap``, ``grad``) only shapes are,
         unless the call is wrapped in :func:`slrlib.validation.checked`.
+
+    Examples
+    --------
+    >>> import jax
+    >>> jax.config.update("jax_enable_x64", True)
+    >>> import jax.numpy as jnp
+    >>> from slrlib import SLRTask, manifold_directions, manifold_risk
+    >>> from slrlib import population_risk
+    >>> task = SLRTask(d=400, L=10)
+    >>> round(float(manifold_risk(1.0, 1.0, 0.064, task)), 4)  # (k*, v*)
+    0.0671
+    >>> k_star, v_star = task.oracle_directions(jax.random.key(0))
+    >>> k, v = manifold_directions(jax.random.key(1), k_star, v_star)
+    >>> on_m = manifold_risk(k @ k_star, v @ v_star, 0.064, task)
+    >>> full = population_risk(k, v, k_star, v_star, 0.064, task)
+    >>> bool(jnp.isclose(on_m, full))  # Lemma 6: the same risk on M
+    True
     """
     task = check_task(task)
     kappa = as_float_array(kappa, "kappa")
@@ -406,6 +463,21 @@ def oracle_risk(lam: ArrayLike, task: SLRTask) -> jax.Array:
         When ``lam`` is negative or not finite, or ``task`` is not an :class:`SLRTask`.
         Values are checked when concrete; under ``jax.jit`` (or ``vmap``, ``grad``) only shapes are,
         unless the call is wrapped in :func:`slrlib.validation.checked`.
+
+    Examples
+    --------
+    >>> import jax
+    >>> jax.config.update("jax_enable_x64", True)
+    >>> import jax.numpy as jnp
+    >>> from slrlib import SLRTask, null_risk, oracle_risk
+    >>> task = SLRTask(d=400, L=10)
+    >>> round(float(oracle_risk(0.064, task)), 4)  # near the best lam
+    0.0671
+    >>> risks = oracle_risk(jnp.array([0.01, 0.064, 1.0]), task)  # batched
+    >>> [round(float(r), 4) for r in risks]
+    [0.3552, 0.0671, 4.181]
+    >>> round(float(null_risk(task)), 4)  # predicting 0
+    0.5
     """
     task = check_task(task)
     lam = _check_lam(lam)
@@ -431,6 +503,11 @@ class OptimalLambda(NamedTuple):
 
     lam: float
     risk: float
+
+
+#: :func:`optimal_lambda` takes the oracle risk as at its floor :math:`\varepsilon^2` within this
+#: fraction of the null risk: the closed form's round-off (float64) is a few 1e-17 of it.
+FLOOR_TOL = 1e-12
 
 
 def optimal_lambda(
@@ -472,6 +549,24 @@ def optimal_lambda(
     ``d = 10`` it is least at :math:`\lambda \approx 3.67` and rises beyond (the tests compare
     with a dense grid there too). An interior minimiser is returned whenever there is one; the
     upper bound is returned only when the risk still falls there.
+
+    **A floor reached.** No predictor's risk is below :math:`\varepsilon^2` (eq. 8). Where the
+    oracle risk reaches that floor to round-off (within ``1e-12`` of the null risk
+    :math:`\gamma^2 + \varepsilon^2`), it is flat over a whole interval of :math:`\lambda`: at
+    ``d = 400, L = 1`` the erf saturates, and the risk stays at :math:`\varepsilon^2` to that
+    tolerance for every :math:`\lambda` from about 0.26 to 100 (Brent's point there once carried
+    a risk of ``-5.55e-17``). Then the smallest :math:`\lambda` in ``bounds`` that reaches the
+    floor is returned (to ``xtol``), with ``risk`` equal to :math:`\varepsilon^2`: a value below it
+    is round-off of the closed form, not a risk.
+
+    Examples
+    --------
+    >>> import jax
+    >>> jax.config.update("jax_enable_x64", True)
+    >>> from slrlib import SLRTask, optimal_lambda
+    >>> lam, risk = optimal_lambda(SLRTask(d=400, L=10))
+    >>> round(lam, 4), round(risk, 4)
+    (0.0638, 0.0671)
     """
     task = check_task(task)
     lo, hi = (float(b) for b in bounds)
@@ -493,10 +588,24 @@ def optimal_lambda(
         method="bounded",
         options={"xatol": xtol},
     )
-    return OptimalLambda(math.exp(res.x), float(objective(res.x)))
+    floor = task.eps**2  # eq. 8: no predictor does better
+    tol = FLOOR_TOL * (task.gamma**2 + task.eps**2)
+    if objective(res.x) - floor > tol:
+        return OptimalLambda(math.exp(res.x), float(objective(res.x)))
+    # flat at the floor: the smallest lambda that reaches it (the risk falls before it)
+    below, above = math.log(lo), res.x
+    if objective(below) - floor <= tol:
+        return OptimalLambda(lo, floor)
+    while above - below > xtol:
+        middle = 0.5 * (below + above)
+        if objective(middle) - floor <= tol:
+            above = middle
+        else:
+            below = middle
+    return OptimalLambda(math.exp(above), floor)
 
 
-def null_risk(task: SLRTask) -> float:
+def null_risk(task: SLRTask) -> jax.Array:
     r"""Risk of the null predictor :math:`f \equiv 0`: :math:`\mathbb E[Y^2] = \gamma^2 + \varepsilon^2`.
 
     Parameters
@@ -506,8 +615,8 @@ def null_risk(task: SLRTask) -> float:
 
     Returns
     -------
-    float
-        :math:`\gamma^2 + \varepsilon^2`.
+    jax.Array, shape ()
+        :math:`\gamma^2 + \varepsilon^2` (a formula: a JAX array, as every risk).
 
     Raises
     ------
@@ -515,12 +624,23 @@ def null_risk(task: SLRTask) -> float:
         When ``task`` is not an :class:`SLRTask`.
         Values are checked when concrete; under ``jax.jit`` (or ``vmap``, ``grad``) only shapes are,
         unless the call is wrapped in :func:`slrlib.validation.checked`.
+
+    Examples
+    --------
+    >>> import jax
+    >>> jax.config.update("jax_enable_x64", True)
+    >>> from slrlib import SLRTask, null_risk
+    >>> task = SLRTask(d=400, L=10)
+    >>> round(float(null_risk(task)), 12)  # gamma^2 + eps^2 = 1/2 + 0
+    0.5
+    >>> round(float(null_risk(task.replace(eps=0.1))), 12)
+    0.51
     """
     task = check_task(task)
-    return task.gamma**2 + task.eps**2
+    return jnp.asarray(task.gamma**2 + task.eps**2)
 
 
-def linear_risk(task: SLRTask) -> float:
+def linear_risk(task: SLRTask) -> jax.Array:
     r"""Risk of the best linear predictor (Proposition 3), for any law :math:`\pi` of :math:`J_0`.
 
     .. math::
@@ -539,8 +659,8 @@ def linear_risk(task: SLRTask) -> float:
 
     Returns
     -------
-    float
-        :math:`\mathcal R_{\rm lin}`.
+    jax.Array, shape ()
+        :math:`\mathcal R_{\rm lin}` (a formula: a JAX array, as every risk).
 
     Raises
     ------
@@ -548,13 +668,24 @@ def linear_risk(task: SLRTask) -> float:
         When ``task`` is not an :class:`SLRTask`.
         Values are checked when concrete; under ``jax.jit`` (or ``vmap``, ``grad``) only shapes are,
         unless the call is wrapped in :func:`slrlib.validation.checked`.
+
+    Examples
+    --------
+    >>> import jax
+    >>> jax.config.update("jax_enable_x64", True)
+    >>> from slrlib import SLRTask, linear_risk
+    >>> task = SLRTask(d=400, L=10)
+    >>> round(float(linear_risk(task)), 4)  # 1/2 - (1/4) / (1/2 + 9)
+    0.4737
+    >>> # J0 = 1 always: the linear predictor w_1 = v* is exact (eps = 0)
+    >>> one = task.replace(probs=(1.0,) + (0.0,) * 9)
+    >>> round(float(linear_risk(one)), 12)
+    0.0
     """
     task = check_task(task)
-    pi = np.asarray(task.pi, dtype=float)
+    pi = task.pi
     g2 = task.gamma**2
-    return float(
-        task.eps**2 + g2 - np.sum(pi**2 * g2**2 / (1.0 - pi + pi * g2))
-    )
+    return task.eps**2 + g2 - jnp.sum(pi**2 * g2**2 / (1.0 - pi + pi * g2))
 
 
 def monte_carlo_risk(
@@ -608,6 +739,22 @@ def monte_carlo_risk(
         values, or another argument is invalid.
         Values are checked when concrete; under ``jax.jit`` (or ``vmap``, ``grad``) only shapes are,
         unless the call is wrapped in :func:`slrlib.validation.checked`.
+
+    Examples
+    --------
+    >>> import jax
+    >>> jax.config.update("jax_enable_x64", True)
+    >>> from slrlib import SLRTask, erf_attention, monte_carlo_risk
+    >>> from slrlib import oracle_risk
+    >>> task = SLRTask(d=20, L=5)
+    >>> k_star, v_star = task.oracle_directions(jax.random.key(0))
+    >>> predict = lambda X: erf_attention(X, k_star, v_star, 0.15)
+    >>> key = jax.random.key(2)
+    >>> mc = monte_carlo_risk(predict, task, k_star, v_star, key, 10_000)
+    >>> mc.n, round(float(mc.mean), 2), round(float(mc.stderr), 3)
+    (10000, 0.25, 0.004)
+    >>> bool(abs(mc.z_score(oracle_risk(0.15, task))) < 3)  # Theorem 1
+    True
     """
     task = check_task(task)
     if not callable(predict):

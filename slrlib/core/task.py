@@ -157,6 +157,19 @@ class SLRTask:
     ------
     ValueError
         When a parameter is out of range or ``probs`` is not a probability vector of length ``L``.
+
+    Examples
+    --------
+    >>> import jax
+    >>> jax.config.update("jax_enable_x64", True)
+    >>> from slrlib import SLRTask
+    >>> task = SLRTask(d=400, L=10)  # the paper's experiments
+    >>> round(task.q, 4), round(task.gamma**2, 12), task.eps  # sqrt(d/2)
+    (14.1421, 0.5, 0.0)
+    >>> SLRTask(d=1, L=10)
+    Traceback (most recent call last):
+    ...
+    ValueError: d must be a positive integer (>= 2: k* and v* must be ...
     """
 
     d: int
@@ -273,6 +286,20 @@ class SLRTask:
         ------
         ValueError
             When ``key`` is not a ``jax.random`` key.
+
+        Examples
+        --------
+        >>> import jax
+        >>> jax.config.update("jax_enable_x64", True)
+        >>> from slrlib import SLRTask
+        >>> task = SLRTask(d=20, L=5)
+        >>> k_star, v_star = task.oracle_directions(jax.random.key(0))
+        >>> k_star.shape, v_star.shape
+        ((20,), (20,))
+        >>> [round(float(x), 12) for x in (k_star @ k_star, v_star @ v_star)]
+        [1.0, 1.0]
+        >>> bool(abs(k_star @ v_star) < 1e-12)  # orthogonal (Assumption 1)
+        True
         """
         key = check_key(key)
         return _oracle_directions(key, self.d)
@@ -302,6 +329,20 @@ class SLRTask:
         ------
         ValueError
             When ``key``, ``n`` or the directions are invalid.
+
+        Examples
+        --------
+        >>> import jax
+        >>> jax.config.update("jax_enable_x64", True)
+        >>> from slrlib import SLRTask
+        >>> task = SLRTask(d=400, L=10)
+        >>> k_star, v_star = task.oracle_directions(jax.random.key(0))
+        >>> X, y, J0 = task.sample(jax.random.key(1), 100, k_star, v_star)
+        >>> X.shape, y.shape, J0.shape
+        ((100, 10, 400), (100,), (100,))
+        >>> # the relevant token stands out along k* (its mean is sqrt(d/2) k*)
+        >>> bool(((X @ k_star).argmax(axis=-1) == J0).all())
+        True
         """
         key = check_key(key)
         n = check_positive_int(n, "n")

@@ -383,14 +383,32 @@ def recovered(result: PGDResult, tol: float = 0.05) -> np.ndarray:
 
     Returns
     -------
-    numpy.ndarray of bool
-        One entry per run.
+    numpy.ndarray of bool, shape ``result.kappa.shape[:-1]``
+        One entry per run for a :class:`~slrlib.training.pgd.PGDResult`: shape (runs,). For an
+        :class:`~slrlib.training.sgd.SGDResult`, one entry per run, head and location: shape
+        (runs, H, M), True where head ``h`` has recovered location ``m``
+        (``recovered(res).any(axis=1)``: the locations some head found).
 
     Raises
     ------
     ValueError
         When ``result`` is not such a record (its ``kappa`` and ``nu`` arrays of the same shape,
         with at least one axis), or ``tol`` is not a number in :math:`(0, 1]`.
+
+    Examples
+    --------
+    >>> import jax
+    >>> jax.config.update("jax_enable_x64", True)
+    >>> import jax.numpy as jnp
+    >>> from slrlib import SLRTask, pgd, recovered
+    >>> task = SLRTask(d=20, L=5)
+    >>> k_star, v_star = task.oracle_directions(jax.random.key(0))
+    >>> # three runs: from (k*, v*), from (-k*, -v*), from (v*, k*)
+    >>> k0 = jnp.stack([k_star, -k_star, v_star])
+    >>> v0 = jnp.stack([v_star, -v_star, k_star])
+    >>> res = pgd(k0, v0, k_star, v_star, task, lam=0.1, alpha=0.1, n_steps=10)
+    >>> recovered(res)  # both oracles count; the swapped start does not
+    array([ True,  True, False])
     """
     if not (hasattr(result, "kappa") and hasattr(result, "nu")):
         raise ValueError(
@@ -627,7 +645,7 @@ class SGDExperiment(NamedTuple):
     @property
     def excess_risk(self) -> np.ndarray:
         """Held-out risk minus ε² (the paper's excess risk), shape (runs, logged steps)."""
-        return np.asarray(self.result.test_risk) - self.config.eps**2
+        return np.asarray(self.result.risk) - self.config.eps**2
 
     @property
     def population_excess_risk(self) -> np.ndarray:

@@ -80,10 +80,10 @@ def as_pgd_experiment(exp: SGDExperiment) -> PGDExperiment:
         theta=theta,
         eta=eta,
         rho=rho,
-        risk=np.asarray(r.test_risk),
+        risk=np.asarray(r.risk),
         distance=np.asarray(distance_to_manifold(theta, eta, rho)),
-        k=np.asarray(r.K)[:, 0],
-        v=np.asarray(r.V)[:, 0],
+        k=np.asarray(r.k)[:, 0],
+        v=np.asarray(r.v)[:, 0],
     )
     return PGDExperiment(cfg, res, exp.seconds)
 

@@ -121,8 +121,14 @@ class SGDResult(NamedTuple):
 
     Overlaps have shape (runs, H, M, logs): ``kappa[r, h, m] = <k_h, k_m*>``,
     ``nu = <v_h, v_m*>``, ``theta = <v_h, k_m*>``, ``eta = <k_h, v_m*>``; ``rho`` (runs, H, logs)
-    is :math:`\langle k_h, v_h\rangle`. ``test_risk`` (runs, logs) is the batch loss on a held-out
-    set, at the :math:`\lambda_t` of the step; ``K, V`` (runs, H, d) are the final directions.
+    is :math:`\langle k_h, v_h\rangle`. ``risk`` (runs, logs) is the batch loss on a held-out
+    set, at the :math:`\lambda_t` of the step; ``k, v`` (runs, H, d) are the final directions.
+
+    The same fields as :class:`slrlib.training.pgd.PGDResult`, for the same idea: ``risk``
+    (there the exact population risk, here its estimate on ``test_size`` held-out sequences),
+    the final ``k, v`` (here with a head axis), and the overlaps with the logged steps on the
+    last axis; PGD's overlaps are those of SGD with one head and one location, without the two
+    axes (``kappa[:, 0, 0]`` here is ``kappa`` there).
 
     Notes
     -----
@@ -143,9 +149,9 @@ class SGDResult(NamedTuple):
     theta: np.ndarray
     eta: np.ndarray
     rho: np.ndarray
-    test_risk: np.ndarray
-    K: np.ndarray
-    V: np.ndarray
+    risk: np.ndarray
+    k: np.ndarray
+    v: np.ndarray
 
 
 # ---------------------------------------------------------------------------------- loss
@@ -700,10 +706,10 @@ def _sgd_loop(
 
 
 def sgd(
-    K0: ArrayLike,
-    V0: ArrayLike,
-    K_star: ArrayLike,
-    V_star: ArrayLike,
+    k0: ArrayLike,
+    v0: ArrayLike,
+    k_star: ArrayLike,
+    v_star: ArrayLike,
     task: SLRTask | MultiLocationTask,
     *,
     lam: float,
@@ -727,9 +733,9 @@ def sgd(
 
     Parameters
     ----------
-    K0, V0 : array_like, shape (runs, H, d)
+    k0, v0 : array_like, shape (runs, H, d)
         Unit initial directions (one head: (runs, d) is accepted).
-    K_star, V_star : array_like
+    k_star, v_star : array_like
         Per-run task directions: (runs, d) for an :class:`SLRTask`, (runs, M, d) for a
         :class:`MultiLocationTask` (shapes without the run axis broadcast).
     task : SLRTask or MultiLocationTask
@@ -768,6 +774,22 @@ def sgd(
         :data:`ATTENTIONS`, or another argument is invalid.
         Values are checked when concrete; under ``jax.jit`` (or ``vmap``, ``grad``) only shapes are,
         unless the call is wrapped in :func:`slrlib.validation.checked`.
+
+    Examples
+    --------
+    >>> import jax
+    >>> jax.config.update("jax_enable_x64", True)
+    >>> from slrlib import SLRTask, manifold_directions, recovered, sgd
+    >>> task = SLRTask(d=20, L=5)
+    >>> k_star, v_star = task.oracle_directions(jax.random.key(0))
+    >>> K0, V0 = manifold_directions(jax.random.key(1), k_star, v_star, (4,))
+    >>> res = sgd(K0, V0, k_star, v_star, task, lam=0.1, alpha=0.05,
+    ...           n_steps=500, batch_size=32, key=jax.random.key(2),
+    ...           log_every=100, test_size=200)
+    >>> res.kappa.shape  # (runs, heads, locations, logged steps)
+    (4, 1, 1, 6)
+    >>> bool(recovered(res).all())
+    True
     """
     key = check_key(key)
     attention = _check_attention(attention)
@@ -795,26 +817,26 @@ def sgd(
     d, L = task.d, task.L
     M = 1 if isinstance(task, SLRTask) else task.M
 
-    K0 = as_float_array(K0, "K0")
-    V0 = as_float_array(V0, "V0")
-    if jnp.ndim(K0) == 2:
-        K0 = K0[:, None, :]
-    if jnp.ndim(V0) == 2:
-        V0 = V0[:, None, :]
-    for name, x in (("K0", K0), ("V0", V0)):
+    k0 = as_float_array(k0, "k0")
+    v0 = as_float_array(v0, "v0")
+    if jnp.ndim(k0) == 2:
+        k0 = k0[:, None, :]
+    if jnp.ndim(v0) == 2:
+        v0 = v0[:, None, :]
+    for name, x in (("k0", k0), ("v0", v0)):
         if jnp.ndim(x) != 3 or x.shape[-1] != d:
             raise ValueError(
                 f"{name} must have shape (runs, H, d) with d = {d}, got shape {jnp.shape(x)}"
             )
         check_finite(x, name)
         check_unit_norm(x, name)
-    if K0.shape != V0.shape:
+    if k0.shape != v0.shape:
         raise ValueError(
-            f"K0 and V0 must have the same shape, got {K0.shape} and {V0.shape}"
+            f"k0 and v0 must have the same shape, got {k0.shape} and {v0.shape}"
         )
-    R = K0.shape[0]
+    R = k0.shape[0]
     stars = []
-    for name, x in (("K_star", K_star), ("V_star", V_star)):
+    for name, x in (("k_star", k_star), ("v_star", v_star)):
         x = as_float_array(x, name)
         per_run = (d,) if M == 1 else (M, d)
         if tuple(jnp.shape(x)) not in (per_run, (R,) + per_run):
@@ -858,8 +880,8 @@ def sgd(
     # draws them ~2x faster here (same generator and keys, another arrangement of the bits).
     with jax.threefry_partitionable(False):
         logs, K, V = _sgd_loop(
-            K0,
-            V0,
+            k0,
+            v0,
             Ks,
             Vs,
             run_key,
@@ -889,7 +911,7 @@ def sgd(
         theta=move(theta),
         eta=move(eta),
         rho=move(rho),
-        test_risk=move(risk),
-        K=np.asarray(K),
-        V=np.asarray(V),
+        risk=move(risk),
+        k=np.asarray(K),
+        v=np.asarray(V),
     )

@@ -471,7 +471,7 @@ def compute_softmax_training(
             ov["theta"],
             ov["eta"],
             ov["rho"],
-            np.asarray(r.test_risk),
+            np.asarray(r.risk),
             final,
             final_se,
             orc,
