@@ -18,8 +18,7 @@ import pytest
 
 import slrlib
 
-#: The modules whose docstrings hold examples. slrlib.validation last: its example traces
-#: oracle_risk under slrlib.checked.
+#: The modules whose docstrings hold examples.
 MODULES = (
     "slrlib.core.task",
     "slrlib.core.predictors",
