@@ -71,8 +71,9 @@ def require_x64() -> None:
     """Raise :class:`Float64Required` unless JAX computes in float64.
 
     Every public entry point of slrlib reaches it, through :func:`as_float_array`,
-    :func:`check_real_scalar`, :func:`check_key` or the task's check, so that nothing is computed
-    silently in float32. At trace time under ``jax.jit`` it is a read of JAX's configuration.
+    :func:`check_key` or the task's check (:func:`slrlib.core.task.check_task`), so that nothing is
+    computed silently in float32. Not :func:`check_real_scalar`: building a task or a run's
+    configuration computes nothing, and modules build some at import. At trace time under ``jax.jit`` it is a read of JAX's configuration.
 
     Raises
     ------
@@ -328,7 +329,6 @@ def check_real_scalar(
         When ``value`` is not a real number (``bool`` excluded), is not finite, or is below
         ``minimum``.
     """
-    require_x64()
     if isinstance(value, (bool, np.bool_)) or not isinstance(
         value, numbers.Real
     ):
