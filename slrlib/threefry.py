@@ -31,20 +31,17 @@ __all__ = ["use_unrolled_threefry", "unrolled_threefry_active"]
 _ACTIVE = False
 
 
-def use_unrolled_threefry() -> bool:
+def use_unrolled_threefry() -> None:
     """Lower ``threefry2x32`` on CPU with unrolled rounds.
 
-    Idempotent. It changes how programs compiled afterwards are built, not their results.
-
-    Returns
-    -------
-    bool
-        Whether the unrolled lowering is now in force: False when the JAX internals it needs are
-        missing.
+    Idempotent. It changes how programs compiled afterwards are built, not their results. It
+    returns nothing (a notebook cell that ends with it shows no output);
+    :func:`unrolled_threefry_active` says whether the unrolled lowering is in force (not when
+    the JAX internals it needs are missing).
     """
     global _ACTIVE
     if _ACTIVE:
-        return True
+        return
     try:
         from jax._src.interpreters import mlir
         from jax._src.random import threefry2x32 as _tf
@@ -57,9 +54,8 @@ def use_unrolled_threefry() -> bool:
         ImportError,
         AttributeError,
     ):  # a JAX without these internals: keep its own lowering
-        return False
+        return
     _ACTIVE = True
-    return True
 
 
 def unrolled_threefry_active() -> bool:
