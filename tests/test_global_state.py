@@ -55,7 +55,10 @@ with contextlib.redirect_stdout(text):
 print(json.dumps({{"code": code, "text": text.getvalue(), "jax": "jax" in sys.modules}}))
 """))
     assert out["code"] in (0, None) and out["jax"] is False, out
-    assert ("slrlib 0.1.0" in out["text"]) if flag == "--version" else ("figure" in out["text"])
+    import tomllib
+
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
+    assert (f"slrlib {version}\n" == out["text"]) if flag == "--version" else ("figure" in out["text"])
 
 
 # One valid call of every public function and class of ``slrlib.__all__`` that computes. Each runs
@@ -163,3 +166,24 @@ for info in pkgutil.walk_packages(slrlib.__path__, "slrlib."):
 print(json.dumps({"failed": failed, "x64": bool(jax.config.jax_enable_x64)}))
 """))
     assert out["x64"] is False and out["failed"] == {}, out
+
+
+def test_the_lazy_names_the_type_checking_imports_and_all_agree():
+    """``slrlib/__init__.py`` lists its public names three times: ``__all__``, the ``TYPE_CHECKING``
+    imports (for IDEs and type checkers) and ``_WHERE`` (what loads on first use). They must agree,
+    name for name and module for module, or a name is missing for one reader of the package."""
+    import ast
+
+    import slrlib
+
+    tree = ast.parse((ROOT / "slrlib" / "__init__.py").read_text(encoding="utf-8"))
+    block = next(node for node in tree.body if isinstance(node, ast.If)
+                 and getattr(node.test, "id", "") == "TYPE_CHECKING")
+    imported = {alias.name: node.module for node in block.body if isinstance(node, ast.ImportFrom)
+                and node.module != "slrlib" for alias in node.names}
+    assert imported == slrlib._WHERE
+    modules = {alias.name for node in block.body if isinstance(node, ast.ImportFrom) and node.module == "slrlib"
+               for alias in node.names}
+    assert modules <= set(slrlib._SUBMODULES)
+    assert set(slrlib.__all__) - set(slrlib._WHERE) <= set(slrlib._SUBMODULES) | {"x64_enabled"}
+    assert all(getattr(slrlib, name) is not None for name in slrlib.__all__)
